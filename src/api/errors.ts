@@ -1,0 +1,139 @@
+// Errors as named classes with codes, and the one JSON shape every route answers with:
+// {success: false, code, error} plus `details` for validation problems.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly details?: unknown;
+  readonly headers?: Record<string, string>;
+  constructor(statusCode: number, code: string, message: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.statusCode = statusCode;
+    this.code = code;
+    this.details = extra.details;
+    this.headers = extra.headers;
+  }
+}
+
+export class BadRequestError extends ApiError {
+  constructor(message: string, details?: unknown) {
+    super(400, 'BAD_REQUEST', message, { details });
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  constructor(message = 'Unauthorized: send a valid API key as "Authorization: Bearer <key>"') {
+    super(401, 'UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Bearer' } });
+  }
+}
+
+export class InsufficientCreditsError extends ApiError {
+  constructor(needed: number, remaining: number) {
+    super(
+      402,
+      'INSUFFICIENT_CREDITS',
+      `Payment required: this request needs ${needed} credit(s) and the team has ${remaining} left this billing period.`,
+    );
+  }
+}
+
+export class ForbiddenError extends ApiError {
+  constructor(message = 'Forbidden: this resource belongs to another team') {
+    super(403, 'FORBIDDEN', message);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(message = 'Not found', code = 'NOT_FOUND') {
+    super(404, code, message);
+  }
+}
+
+export class RateLimitedError extends ApiError {
+  constructor(retryAfterSeconds: number, limitClass: string) {
+    super(429, 'RATE_LIMITED', `Rate limit exceeded for ${limitClass} requests; retry after ${retryAfterSeconds} s.`, {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
+  }
+}
+
+export interface ErrorBody {
+  success: false;
+  code: string;
+  error: string;
+  details?: unknown;
+}
+
+interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+/** Zod issues from the type provider, as `body.formats.0: message`: the field is always named. */
+function validationIssues(err: FastifyError): ValidationIssue[] {
+  const context = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body');
+  return (err.validation ?? []).map((v) => {
+    const segments = (v.instancePath ?? '').split('/').filter(Boolean);
+    const keys = (v.params as { keys?: string[] } | undefined)?.keys;
+    // Unknown keys: name each one, as `body.foo` (the issue itself sits on the parent object).
+    if (keys?.length) segments.push(keys.join(','));
+    return { path: [context, ...segments].join('.'), message: v.message ?? 'invalid' };
+  });
+}
+
+// Fastify's own request errors keep their status; each maps to one of our codes.
+const fastifyCodes: Record<string, { status: number; code: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'BAD_REQUEST' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'BAD_REQUEST' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'BAD_REQUEST' },
+};
+
+export function sendError(reply: FastifyReply, status: number, body: ErrorBody, headers?: Record<string, string>): FastifyReply {
+  if (headers) reply.headers(headers);
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof ApiError) {
+      const body: ErrorBody = { success: false, code: err.code, error: err.message };
+      if (err.details !== undefined) body.details = err.details;
+      if (err.statusCode >= 500) request.log.error({ err }, err.message);
+      return sendError(reply, err.statusCode, body, err.headers);
+    }
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const details = validationIssues(err);
+      const error = `Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`;
+      return sendError(reply, 400, { success: false, code: 'BAD_REQUEST', error, details });
+    }
+    if (isResponseSerializationError(err)) {
+      request.log.error({ err, issues: err.cause.issues }, 'response did not match its schema');
+      return sendError(reply, 500, { success: false, code: 'UNKNOWN_ERROR', error: 'An unexpected error occurred.' });
+    }
+    const known = err.code ? fastifyCodes[err.code] : undefined;
+    if (known) return sendError(reply, known.status, { success: false, code: known.code, error: err.message });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendError(reply, err.statusCode, { success: false, code: 'BAD_REQUEST', error: err.message });
+    }
+    // Anything else is our fault: log the stack, never send it.
+    request.log.error({ err }, 'unexpected error');
+    return sendError(reply, 500, {
+      success: false,
+      code: 'UNKNOWN_ERROR',
+      error: `An unexpected error occurred. Request id: ${request.id}`,
+    });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, {
+      success: false,
+      code: 'NOT_FOUND',
+      error: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+    }),
+  );
+}

@@ -1,0 +1,51 @@
+// Builds the HTTP application: hooks (request id, auth, rate limits, errors), the OpenAPI
+// document and every route. No I/O happens here beyond what the routes do per request.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { installAuth } from './api/auth.ts';
+import { installErrorHandling } from './api/errors.ts';
+import { installOpenApi } from './api/openapi.ts';
+import { installRateLimits } from './api/rate-limit.ts';
+import { healthRoutes } from './api/routes/health.ts';
+import { teamRoutes } from './api/routes/team.ts';
+import type { Config } from './config.ts';
+import type { Db } from './store/db.ts';
+import { version } from './version.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    // Every log line of a request carries reqId; a caller's own X-Request-Id is kept when sane.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit: config.bodyLimitBytes,
+    // On close: refuse new requests with 503, drop idle keep-alive sockets, let in-flight ones finish.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  installErrorHandling(app);
+  await installOpenApi(app, version);
+  installAuth(app, db);
+  installRateLimits(app, db, config.rateLimits);
+
+  await app.register(healthRoutes, { db });
+  await app.register(teamRoutes, { db, config });
+  return app;
+}

@@ -1,0 +1,65 @@
+// Credits: what each job costs, the monthly billing period, and the quota check (402).
+// A team's quota is optional (NULL = unlimited). The check runs before work starts; the
+// charge is written when the cost is known. Concurrent requests near the limit may overshoot
+// by at most their own cost, which is preferred over serialising every request on a lock.
+import { InsufficientCreditsError } from '../api/errors.ts';
+import type { Queryable } from '../store/db.ts';
+import type { Caller } from '../store/teams.ts';
+import { recordUsage, usageSince } from '../store/usage.ts';
+
+/** Costs from the spec's Limits table and wire-names.md. */
+export const creditCosts = {
+  /** One page scraped (HTML) or one PDF page converted with the `pdf` parser. */
+  page: 1,
+  /** A PDF returned base64-encoded with `parsers: []`: flat for the whole file. */
+  pdfRaw: 1,
+  /** Surcharge to 5 per request when the enhanced proxy served it. */
+  enhancedProxy: 5,
+  lockdownHit: 5,
+  lockdownMiss: 1,
+  /** Browser (interact) time, per minute, prorated by the second. */
+  browserMinute: 2,
+} as const;
+
+/** Reported as the plan size of a team without a quota: clients read these as numbers. */
+export const UNLIMITED = 999_999_999;
+
+export interface BillingPeriod {
+  start: Date;
+  /** Last millisecond of the period. */
+  end: Date;
+}
+
+/** The calendar month (UTC) holding `at`. */
+export function billingPeriod(at: Date = new Date()): BillingPeriod {
+  const start = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+  return { start, end: new Date(next.getTime() - 1) };
+}
+
+export interface CreditStatus {
+  used: number;
+  /** null when the team has no quota. */
+  quota: number | null;
+  remaining: number;
+  period: BillingPeriod;
+}
+
+export async function creditStatus(db: Queryable, caller: Pick<Caller, 'teamId' | 'creditQuota'>, now = new Date()): Promise<CreditStatus> {
+  const period = billingPeriod(now);
+  const used = await usageSince(db, 'credits', caller.teamId, period.start);
+  const remaining = caller.creditQuota === null ? UNLIMITED : Math.max(caller.creditQuota - used, 0);
+  return { used, quota: caller.creditQuota, remaining, period };
+}
+
+/** Throws 402 when the team cannot afford `needed` more credits this period. */
+export async function ensureCredits(db: Queryable, caller: Pick<Caller, 'teamId' | 'creditQuota'>, needed: number): Promise<void> {
+  if (caller.creditQuota === null) return;
+  const { remaining } = await creditStatus(db, caller);
+  if (remaining < needed || remaining === 0) throw new InsufficientCreditsError(needed, remaining);
+}
+
+export async function chargeCredits(db: Queryable, caller: Pick<Caller, 'teamId' | 'keyId'>, jobId: string | null, credits: number): Promise<void> {
+  if (credits <= 0) return;
+  await recordUsage(db, 'credits', { teamId: caller.teamId, apiKeyId: caller.keyId, jobId, amount: credits });
+}

@@ -1,0 +1,115 @@
+// Typed configuration, read once from the environment and validated at start-up.
+// A wrong value stops start-up with a message naming the variable (ConfigError).
+import { z } from 'zod';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const rateLimitClasses = ['scrape', 'crawl', 'map', 'search', 'extract', 'status', 'account', 'browser'] as const;
+export type RateLimitClass = (typeof rateLimitClasses)[number];
+
+/** Requests per minute per team for each route class; 0 switches the class off. */
+const defaultRateLimits: Record<RateLimitClass, number> = {
+  scrape: 600,
+  crawl: 120,
+  map: 300,
+  search: 300,
+  extract: 120,
+  status: 3000,
+  account: 600,
+  browser: 120,
+};
+
+// "scrape=100,crawl=10": only named classes change; unknown names are an error.
+const rateLimitList = z.string().transform((text, ctx) => {
+  const limits = { ...defaultRateLimits };
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name, value] = part.split('=').map((s) => s.trim());
+    const perMinute = Number(value);
+    if (!(rateLimitClasses as readonly string[]).includes(name) || !Number.isInteger(perMinute) || perMinute < 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${part}" is not CLASS=N with CLASS one of ${rateLimitClasses.join(', ')} and N a whole number >= 0`,
+      });
+      return z.NEVER;
+    }
+    limits[name as RateLimitClass] = perMinute;
+  }
+  return limits;
+});
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _ only')
+    .default('public'),
+  GLEANER_API_KEY: z.string().min(8, 'at least 8 characters').optional(),
+  GLEANER_DEFAULT_TEAM: z.string().min(1).default('default'),
+  GLEANER_ALLOW_PRIVATE_NETWORK: booleanFlag.default(false),
+  GLEANER_PUBLIC_URL: z.url().optional(),
+  GLEANER_RATE_LIMITS: rateLimitList.default(defaultRateLimits),
+  GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600000).default(10000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databaseSchema: string;
+  apiKey: string | undefined;
+  defaultTeam: string;
+  allowPrivateNetwork: boolean;
+  publicUrl: string | undefined;
+  rateLimits: Record<RateLimitClass, number>;
+  teamMaxConcurrency: number;
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  readonly variables: string[];
+  constructor(message: string, variables: string[]) {
+    super(message);
+    this.name = 'ConfigError';
+    this.variables = variables;
+  }
+}
+
+/** Reads configuration from `env` (process.env by default); empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const variables = parsed.error.issues.map((i) => String(i.path[0]));
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}=${JSON.stringify(present[String(i.path[0])])}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, variables);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.DATABASE_SCHEMA,
+    apiKey: e.GLEANER_API_KEY,
+    defaultTeam: e.GLEANER_DEFAULT_TEAM,
+    allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,
+    publicUrl: e.GLEANER_PUBLIC_URL,
+    rateLimits: e.GLEANER_RATE_LIMITS,
+    teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,26 @@
+// Shapes shared by every route of the v2 wire format.
+import { z } from 'zod';
+
+export const errorBody = z
+  .object({
+    success: z.literal(false),
+    code: z.string().describe('Stable machine-readable error code, e.g. BAD_REQUEST, UNAUTHORIZED, RATE_LIMITED'),
+    error: z.string().describe('Human-readable explanation'),
+    details: z.unknown().optional().describe('Validation issues: [{path, message}], path naming the field'),
+  })
+  .meta({ id: 'Error' });
+
+/** Error responses every authenticated route can give. */
+export const authErrors = {
+  400: errorBody,
+  401: errorBody,
+  429: errorBody,
+  500: errorBody,
+} as const;
+
+/** Query-string booleans: clients send `true`/`false` (and sometimes 1/0). */
+export const queryBoolean = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+export const uuidParam = z.uuid();

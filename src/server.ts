@@ -1,0 +1,35 @@
+// Entry point: `npm start`. Reads configuration, starts the service, stops it on SIGTERM/SIGINT.
+import { ConfigError, loadConfig } from './config.ts';
+import { startService } from './service.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const service = await startService(config);
+  service.app.log.info({ url: service.url, database: service.db.kind }, 'gleaner ready');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      service.app.log.info({ signal }, 'shutting down');
+      service.stop().then(
+        () => process.exit(0),
+        (err) => {
+          service.app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
+  process.exit(1);
+});

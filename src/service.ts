@@ -1,0 +1,79 @@
+// The running service: database opened and migrated, the configured key ensured, the HTTP app
+// listening; and a bounded, graceful stop. Used by src/server.ts and by the tests.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { type Db, openDb } from './store/db.ts';
+import { migrate } from './store/migrations.ts';
+import { ensureApiKey, ensureTeam } from './store/teams.ts';
+
+export interface Service {
+  app: FastifyInstance;
+  db: Db;
+  config: Config;
+  /** Base URL the server listens on, e.g. http://127.0.0.1:3002 */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function openStore(config: Config): Promise<Db> {
+  const db = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, schema: config.databaseSchema });
+  try {
+    await migrate(db);
+    if (config.apiKey) {
+      const team = await ensureTeam(db, config.defaultTeam);
+      await ensureApiKey(db, team.id, config.apiKey);
+    }
+    return db;
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface StartOptions {
+  /** Adds plugins or routes before the server listens (embedding, tests). */
+  configure?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+export async function startService(config: Config, opts: StartOptions = {}): Promise<Service> {
+  const db = await openStore(config);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ config, db });
+    await opts.configure?.(app);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    db,
+    config,
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    stop() {
+      stopping ??= stopGracefully(app, db, config.shutdownTimeoutMs);
+      return stopping;
+    },
+  };
+}
+
+// Stop accepting, let in-flight requests finish within the bound, then cut what is left and
+// close the database, so a restart on the same data loses nothing.
+async function stopGracefully(app: FastifyInstance, db: Db, timeoutMs: number): Promise<void> {
+  const timer = setTimeout(() => {
+    app.log.warn({ timeoutMs }, 'shutdown bound reached: closing remaining connections');
+    app.server.closeAllConnections();
+  }, timeoutMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(timer);
+    await db.close();
+  }
+}

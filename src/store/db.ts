@@ -1,0 +1,165 @@
+// One small database interface over two engines: PGlite (embedded, WASM Postgres, data on disk)
+// and real Postgres (node-postgres pool). Both speak the same SQL, so every query in src/store
+// runs unchanged on either.
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { PGlite as PGliteType } from '@electric-sql/pglite';
+import type { Pool, PoolClient } from 'pg';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** What a query runs on: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export class DataDirLockedError extends Error {
+  readonly code = 'DATA_DIR_LOCKED';
+  constructor(dir: string, pid: number) {
+    super(
+      `The data directory ${dir} is in use by process ${pid} (an embedded PGlite database allows one process). ` +
+        'Stop that process first, or point DATABASE_URL at a Postgres server to share data between processes.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+export interface OpenDbOptions {
+  dataDir: string;
+  databaseUrl?: string;
+  /** Postgres schema holding our tables (created if missing). */
+  schema?: string;
+  /** Pool size for Postgres. */
+  maxConnections?: number;
+}
+
+export async function openDb(opts: OpenDbOptions): Promise<Db> {
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts.schema ?? 'public', opts.maxConnections ?? 10)
+    : openPglite(opts.dataDir);
+}
+
+async function openPostgres(url: string, schema: string, max: number): Promise<Db> {
+  const { default: pg } = await import('pg');
+  const pool: Pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // int8 (counts, sums) as numbers, as PGlite returns them: our counts stay far below 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+    options: `-c search_path=${schema}`,
+  });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Queries report their own errors.
+  });
+  await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  const wrap = (c: Pool | PoolClient): Queryable => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const r = await c.query(text, params as unknown[]);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+    },
+    async exec(sql: string) {
+      await c.query(sql);
+    },
+  });
+  return {
+    kind: 'postgres',
+    ...wrap(pool),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn(wrap(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Db> {
+  const dir = resolve(dataDir);
+  await mkdir(dir, { recursive: true });
+  const releaseLock = await lockDataDir(dir);
+  let db: PGliteType;
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    db = await PGlite.create(join(dir, 'pglite'));
+  } catch (err) {
+    await releaseLock();
+    throw err;
+  }
+  const wrap = (c: Pick<PGliteType, 'query' | 'exec'>): Queryable => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const r = await c.query<T>(text, params as unknown[]);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    },
+    async exec(sql: string) {
+      await c.exec(sql);
+    },
+  });
+  return {
+    kind: 'pglite',
+    ...wrap(db),
+    transaction<T>(fn: (tx: Queryable) => Promise<T>) {
+      return db.transaction((tx) => fn(wrap(tx)));
+    },
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        await releaseLock();
+      }
+    },
+  };
+}
+
+// PGlite keeps the whole database in one process; a second process opening the same directory
+// would corrupt it. A pid file guards it, and a stale file from a crashed process is taken over.
+async function lockDataDir(dir: string): Promise<() => Promise<void>> {
+  const lockPath = join(dir, 'gleaner.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockPath, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lockPath, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
+      if (pid && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(dir, pid);
+      await rm(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,108 @@
+// Schema migrations, applied in order at start-up. Append new ones; never edit an applied one.
+// An advisory lock makes concurrent start-ups (several API and worker processes) apply each once.
+import type { Db } from './db.ts';
+
+interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: Migration[] = [
+  {
+    id: 1,
+    name: 'teams, keys, jobs ledger, credits, tokens, rate limits',
+    sql: `
+      CREATE TABLE teams (
+        id uuid PRIMARY KEY,
+        name text NOT NULL UNIQUE,
+        -- credits a team may spend per calendar month (UTC); NULL is unlimited
+        credit_quota integer,
+        max_concurrency integer,
+        webhook_secret text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      -- API keys are random 192-bit tokens, so a fast SHA-256 digest is as safe to store as a slow
+      -- password hash and lets a request find its key by index.
+      CREATE TABLE api_keys (
+        id uuid PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        name text NOT NULL,
+        key_hash text NOT NULL UNIQUE,
+        key_preview text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        revoked_at timestamptz,
+        last_used_at timestamptz
+      );
+      CREATE INDEX api_keys_team ON api_keys (team_id);
+
+      -- One row per API job of any kind; features keep their own details in their own tables.
+      CREATE TABLE jobs (
+        id uuid PRIMARY KEY,
+        -- creation order, also across processes (one sequence): the activity listing's keyset
+        seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid REFERENCES api_keys(id),
+        endpoint text NOT NULL,
+        api_version text NOT NULL DEFAULT 'v2',
+        status text NOT NULL,
+        target text,
+        credits integer NOT NULL DEFAULT 0,
+        error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        completed_at timestamptz
+      );
+      CREATE INDEX jobs_team_seq ON jobs (team_id, seq DESC);
+      CREATE INDEX jobs_team_status ON jobs (team_id, status);
+
+      CREATE TABLE credit_usage (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid REFERENCES api_keys(id),
+        job_id uuid,
+        credits integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX credit_usage_team_time ON credit_usage (team_id, created_at);
+
+      CREATE TABLE token_usage (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid REFERENCES api_keys(id),
+        job_id uuid,
+        tokens integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX token_usage_team_time ON token_usage (team_id, created_at);
+
+      -- Shape required by rate-limiter-flexible's Postgres store (shared by all processes).
+      CREATE TABLE rate_limits (
+        key varchar(255) PRIMARY KEY,
+        points integer NOT NULL DEFAULT 0,
+        expire bigint
+      );
+    `,
+  },
+];
+
+const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"
+
+export async function migrate(db: Db): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await tx.query<{ id: number }>('SELECT id FROM schema_migrations');
+    const done = new Set(rows.map((r) => r.id));
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.id)) continue;
+      await tx.exec(m.sql);
+      await tx.query('INSERT INTO schema_migrations (id, name) VALUES ($1, $2)', [m.id, m.name]);
+      applied.push(m.id);
+    }
+    return applied;
+  });
+}

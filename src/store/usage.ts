@@ -1,0 +1,65 @@
+// Credit and LLM-token ledgers: append-only rows per job, summed per team, key and month.
+import type { Queryable } from './db.ts';
+
+export type UsageKind = 'credits' | 'tokens';
+
+const ledger: Record<UsageKind, { table: string; column: string }> = {
+  credits: { table: 'credit_usage', column: 'credits' },
+  tokens: { table: 'token_usage', column: 'tokens' },
+};
+
+export interface UsageEntry {
+  teamId: string;
+  apiKeyId: string | null;
+  jobId: string | null;
+  amount: number;
+  /** Defaults to now; given by tests and imports. */
+  at?: Date;
+}
+
+export async function recordUsage(db: Queryable, kind: UsageKind, e: UsageEntry): Promise<void> {
+  const { table, column } = ledger[kind];
+  await db.query(
+    `INSERT INTO ${table} (team_id, api_key_id, job_id, ${column}, created_at)
+     VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()))`,
+    [e.teamId, e.apiKeyId, e.jobId, e.amount, e.at ?? null],
+  );
+  if (kind === 'credits' && e.jobId) {
+    await db.query('UPDATE jobs SET credits = credits + $2 WHERE id = $1', [e.jobId, e.amount]);
+  }
+}
+
+export async function usageSince(db: Queryable, kind: UsageKind, teamId: string, since: Date): Promise<number> {
+  const { table, column } = ledger[kind];
+  const { rows } = await db.query<{ total: number }>(
+    `SELECT COALESCE(sum(${column}), 0)::int AS total FROM ${table} WHERE team_id = $1 AND created_at >= $2`,
+    [teamId, since],
+  );
+  return rows[0].total;
+}
+
+export interface MonthlyUsage {
+  month: Date;
+  apiKeyId: string | null;
+  keyPreview: string | null;
+  keyName: string | null;
+  total: number;
+}
+
+/** Sums per calendar month (UTC), optionally per API key, oldest month first. */
+export async function monthlyUsage(db: Queryable, kind: UsageKind, teamId: string, byApiKey: boolean): Promise<MonthlyUsage[]> {
+  const { table, column } = ledger[kind];
+  const keyCols = byApiKey ? 'u.api_key_id' : 'NULL::uuid';
+  const { rows } = await db.query<MonthlyUsage>(
+    `SELECT date_trunc('month', u.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month,
+            ${keyCols} AS "apiKeyId",
+            max(k.key_preview) AS "keyPreview", max(k.name) AS "keyName",
+            sum(u.${column})::int AS total
+     FROM ${table} u LEFT JOIN api_keys k ON k.id = u.api_key_id AND ${byApiKey ? 'true' : 'false'}
+     WHERE u.team_id = $1
+     GROUP BY 1, 2
+     ORDER BY 1, 3`,
+    [teamId],
+  );
+  return rows;
+}

@@ -1,0 +1,4 @@
+// The package version, shown in the OpenAPI document and logs.
+import { readFileSync } from 'node:fs';
+
+export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
