@@ -1,6 +1,6 @@
 // Entry point: `npm start`. Reads configuration, starts the service, stops it on SIGTERM/SIGINT.
 import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './service.ts';
+import { startService, stopOnSignals } from './service.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -15,18 +15,7 @@ async function main(): Promise<void> {
   }
   const service = await startService(config);
   service.app.log.info({ url: service.url, database: service.db.kind }, 'gleaner ready');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      service.app.log.info({ signal }, 'shutting down');
-      service.stop().then(
-        () => process.exit(0),
-        (err) => {
-          service.app.log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  stopOnSignals(service);
 }
 
 main().catch((err) => {

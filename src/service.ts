@@ -70,10 +70,30 @@ async function stopGracefully(app: FastifyInstance, db: Db, timeoutMs: number): 
     app.log.warn({ timeoutMs }, 'shutdown bound reached: closing remaining connections');
     app.server.closeAllConnections();
   }, timeoutMs);
+  // A keep-alive connection whose request finishes after close() began would otherwise hold the
+  // server open until the bound: drop connections as soon as they turn idle.
+  const idleSweep = setInterval(() => app.server.closeIdleConnections(), 50);
   try {
     await app.close();
   } finally {
     clearTimeout(timer);
+    clearInterval(idleSweep);
     await db.close();
+  }
+}
+
+/** SIGTERM or SIGINT stops the service gracefully, then ends the process (0 when clean). */
+export function stopOnSignals(service: Service): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      service.app.log.info({ signal }, 'shutting down');
+      service.stop().then(
+        () => process.exit(0),
+        (err) => {
+          service.app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
   }
 }

@@ -65,7 +65,10 @@ async function openPostgres(url: string, schema: string, max: number): Promise<D
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries report their own errors.
   });
-  await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((err: { code?: string }) => {
+    // Two processes creating it at once: the loser sees a unique violation; the schema exists.
+    if (err.code !== '23505') throw err;
+  });
   const wrap = (c: Pool | PoolClient): Queryable => ({
     async query<T>(text: string, params?: unknown[]) {
       const r = await c.query(text, params as unknown[]);
