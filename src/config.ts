@@ -51,7 +51,6 @@ const envSchema = z.object({
   GLEANER_API_KEY: z.string().min(8, 'at least 8 characters').optional(),
   GLEANER_DEFAULT_TEAM: z.string().min(1).default('default'),
   GLEANER_ALLOW_PRIVATE_NETWORK: booleanFlag.default(false),
-  GLEANER_PUBLIC_URL: z.url().optional(),
   GLEANER_RATE_LIMITS: rateLimitList.default(defaultRateLimits),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
@@ -68,7 +67,6 @@ export interface Config {
   apiKey: string | undefined;
   defaultTeam: string;
   allowPrivateNetwork: boolean;
-  publicUrl: string | undefined;
   rateLimits: Record<RateLimitClass, number>;
   teamMaxConcurrency: number;
   bodyLimitBytes: number;
@@ -105,7 +103,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKey: e.GLEANER_API_KEY,
     defaultTeam: e.GLEANER_DEFAULT_TEAM,
     allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,
-    publicUrl: e.GLEANER_PUBLIC_URL,
     rateLimits: e.GLEANER_RATE_LIMITS,
     teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -1,8 +1,9 @@
-// Per-team rate limits by route class (requests per minute), through rate-limiter-flexible's
-// Postgres store on our own database: processes sharing one Postgres share the counters, and the
-// embedded PGlite database gives the same behaviour in one process.
+// Per-team rate limits by route class (requests per minute), through rate-limiter-flexible.
+// On Postgres the counters live in our database (rate_limits), so processes sharing it share
+// them. The embedded PGlite database belongs to one process (DATA_DIR is locked), so there the
+// counters live in memory: the same limits, without a database write per request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import { RateLimitedError } from './errors.ts';
@@ -13,22 +14,23 @@ const WINDOW_SECONDS = 60;
 export function installRateLimits(app: FastifyInstance, db: Db, limits: Record<RateLimitClass, number>): void {
   // The store calls `query({text, values})` on its client; our Db takes (text, values).
   const storeClient = { query: (q: { text: string; values?: unknown[] }) => db.query(q.text, q.values) };
-  const limiters = new Map<RateLimitClass, RateLimiterPostgres>();
+  const limiters = new Map<RateLimitClass, RateLimiterAbstract>();
   for (const [cls, points] of Object.entries(limits) as [RateLimitClass, number][]) {
     if (points <= 0) continue;
+    const common = { keyPrefix: `rl:${cls}`, points, duration: WINDOW_SECONDS };
     limiters.set(
       cls,
-      new RateLimiterPostgres({
-        storeClient,
-        storeType: 'client',
-        tableName: 'rate_limits',
-        tableCreated: true, // created by our migrations
-        keyPrefix: `rl:${cls}`,
-        points,
-        duration: WINDOW_SECONDS,
-        // Once a key is over its limit, later requests in the window are refused without a query.
-        inMemoryBlockOnConsumed: points,
-      }),
+      db.kind === 'pglite'
+        ? new RateLimiterMemory(common)
+        : new RateLimiterPostgres({
+            ...common,
+            storeClient,
+            storeType: 'client',
+            tableName: 'rate_limits',
+            tableCreated: true, // created by our migrations
+            // Once a key is over its limit, later requests in the window are refused without a query.
+            inMemoryBlockOnConsumed: points,
+          }),
     );
   }
 

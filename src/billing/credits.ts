@@ -5,7 +5,7 @@
 import { InsufficientCreditsError } from '../api/errors.ts';
 import type { Queryable } from '../store/db.ts';
 import type { Caller } from '../store/teams.ts';
-import { recordUsage, usageSince } from '../store/usage.ts';
+import { recordUsage } from '../store/usage.ts';
 
 /** Costs from the spec's Limits table and wire-names.md. */
 export const creditCosts = {
@@ -45,17 +45,24 @@ export interface CreditStatus {
   period: BillingPeriod;
 }
 
-export async function creditStatus(db: Queryable, caller: Pick<Caller, 'teamId' | 'creditQuota'>, now = new Date()): Promise<CreditStatus> {
+/** The team's quota and usage this period, read fresh: a quota change applies at once. */
+export async function creditStatus(db: Queryable, teamId: string, now = new Date()): Promise<CreditStatus> {
   const period = billingPeriod(now);
-  const used = await usageSince(db, 'credits', caller.teamId, period.start);
-  const remaining = caller.creditQuota === null ? UNLIMITED : Math.max(caller.creditQuota - used, 0);
-  return { used, quota: caller.creditQuota, remaining, period };
+  const { rows } = await db.query<{ quota: number | null; used: number }>(
+    `SELECT t.credit_quota AS quota,
+            (SELECT COALESCE(sum(credits), 0)::int FROM credit_usage WHERE team_id = t.id AND created_at >= $2) AS used
+     FROM teams t WHERE t.id = $1`,
+    [teamId, period.start],
+  );
+  const { quota, used } = rows[0] ?? { quota: 0, used: 0 };
+  const remaining = quota === null ? UNLIMITED : Math.max(quota - used, 0);
+  return { used, quota, remaining, period };
 }
 
 /** Throws 402 when the team cannot afford `needed` more credits this period. */
-export async function ensureCredits(db: Queryable, caller: Pick<Caller, 'teamId' | 'creditQuota'>, needed: number): Promise<void> {
-  if (caller.creditQuota === null) return;
-  const { remaining } = await creditStatus(db, caller);
+export async function ensureCredits(db: Queryable, teamId: string, needed: number): Promise<void> {
+  const { quota, remaining } = await creditStatus(db, teamId);
+  if (quota === null) return;
   if (remaining < needed || remaining === 0) throw new InsufficientCreditsError(needed, remaining);
 }
 

@@ -68,12 +68,6 @@ export class InvalidTargetUrlError extends Error {
   }
 }
 
-/** Reads GLEANER_ALLOW_PRIVATE_NETWORK ("true"/"1", case-insensitive). */
-export function allowPrivateNetworkFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = env.GLEANER_ALLOW_PRIVATE_NETWORK?.trim().toLowerCase();
-  return v === 'true' || v === '1';
-}
-
 /**
  * Policy decision for one address. 'metadata' and 'invalid' stay blocked even
  * with allowPrivateNetwork: cloud credentials are never a legitimate scrape

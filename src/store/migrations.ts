@@ -18,7 +18,6 @@ export const migrations: Migration[] = [
         name text NOT NULL UNIQUE,
         -- credits a team may spend per calendar month (UTC); NULL is unlimited
         credit_quota integer,
-        max_concurrency integer,
         webhook_secret text NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now()
       );

@@ -6,7 +6,6 @@ export interface Team {
   id: string;
   name: string;
   creditQuota: number | null;
-  maxConcurrency: number | null;
   webhookSecret: string;
   createdAt: Date;
 }
@@ -27,8 +26,6 @@ export interface Caller {
   teamId: string;
   teamName: string;
   keyId: string;
-  creditQuota: number | null;
-  maxConcurrency: number | null;
 }
 
 // The `fc-` prefix keeps keys acceptable to clients that check Firecrawl's key format.
@@ -46,8 +43,7 @@ export function generateKey(): string {
   return KEY_PREFIX + randomBytes(24).toString('hex');
 }
 
-const teamColumns = `id, name, credit_quota AS "creditQuota", max_concurrency AS "maxConcurrency",
-  webhook_secret AS "webhookSecret", created_at AS "createdAt"`;
+const teamColumns = `id, name, credit_quota AS "creditQuota", webhook_secret AS "webhookSecret", created_at AS "createdAt"`;
 
 export async function findTeamByName(db: Queryable, name: string): Promise<Team | undefined> {
   const { rows } = await db.query<Team>(`SELECT ${teamColumns} FROM teams WHERE name = $1`, [name]);
@@ -135,8 +131,7 @@ export async function revokeApiKey(db: Queryable, idOrKey: string): Promise<ApiK
 
 export async function findCallerByKey(db: Queryable, key: string): Promise<Caller | undefined> {
   const { rows } = await db.query<Caller>(
-    `SELECT k.id AS "keyId", t.id AS "teamId", t.name AS "teamName",
-            t.credit_quota AS "creditQuota", t.max_concurrency AS "maxConcurrency"
+    `SELECT k.id AS "keyId", t.id AS "teamId", t.name AS "teamName"
      FROM api_keys k JOIN teams t ON t.id = k.team_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [hashKey(key)],

@@ -2,6 +2,7 @@
 // usage, credits (402), rate limits (429) and team isolation.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureCredits } from '../../src/billing/credits.ts';
 import { createJob, getTeamJob, updateJob } from '../../src/store/jobs.ts';
 import { createApiKey, ensureTeam, findCallerByKey, revokeApiKey, setCreditQuota } from '../../src/store/teams.ts';
@@ -24,7 +25,7 @@ for (const store of storeKinds) {
           // Routes that exercise shared mechanisms no issue-2 endpoint reaches yet: a billable
           // route using the real credit guard, a failing route, and a body-taking route.
           app.post('/test/billable', async (request) => {
-            await ensureCredits(svc.db, request.caller, 1);
+            await ensureCredits(svc.db, request.caller.teamId, 1);
             return { success: true };
           });
           app.get('/test/boom', async () => {
@@ -62,6 +63,8 @@ for (const store of storeKinds) {
       const { id, key } = await createApiKey(svc.db, team.id);
       assert.equal((await client(svc.url, key)('GET', '/v2/team/activity')).status, 200);
       await revokeApiKey(svc.db, id);
+      // A valid key is remembered for 2 s (src/api/auth.ts): revocation takes effect after that.
+      await sleep(2100);
       assert.equal((await client(svc.url, key)('GET', '/v2/team/activity')).status, 401);
     });
 

@@ -11,7 +11,6 @@ import { interceptors, request } from 'undici';
 import {
   BlockedAddressError,
   InvalidTargetUrlError,
-  allowPrivateNetworkFromEnv,
   assertUrlAllowed,
   classifyAddress,
   createGuardedAgent,
@@ -129,14 +128,6 @@ describe('isBlockedAddress', () => {
     for (const ip of ['169.254.169.254', 'fd00:ec2::254', '::ffff:a9fe:a9fe', 'not-an-ip']) {
       assert.equal(isBlockedAddress(ip, opts), true, ip);
     }
-  });
-
-  test('allowPrivateNetworkFromEnv', () => {
-    assert.equal(allowPrivateNetworkFromEnv({ GLEANER_ALLOW_PRIVATE_NETWORK: 'true' }), true);
-    assert.equal(allowPrivateNetworkFromEnv({ GLEANER_ALLOW_PRIVATE_NETWORK: 'TRUE' }), true);
-    assert.equal(allowPrivateNetworkFromEnv({ GLEANER_ALLOW_PRIVATE_NETWORK: '1' }), true);
-    assert.equal(allowPrivateNetworkFromEnv({ GLEANER_ALLOW_PRIVATE_NETWORK: 'false' }), false);
-    assert.equal(allowPrivateNetworkFromEnv({}), false);
   });
 });
 

@@ -145,7 +145,7 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
     '/v2/team/credit-usage',
     { schema: { tags, summary: 'Credits left in the current billing period (calendar month, UTC)', response: { 200: creditUsageResponse, ...authErrors } } },
     async (request) => {
-      const s = await creditStatus(db, request.caller);
+      const s = await creditStatus(db, request.caller.teamId);
       return {
         success: true as const,
         data: {
@@ -179,14 +179,14 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
     },
   );
 
-  const maxConcurrencyOf = (c: { maxConcurrency: number | null }) => c.maxConcurrency ?? config.teamMaxConcurrency;
+  const maxConcurrency = config.teamMaxConcurrency;
 
   r.get(
     '/v2/concurrency-check',
     { schema: { tags, summary: 'Jobs running now against the team limit', response: { 200: concurrencyResponse, ...authErrors } } },
     async (request) => {
       const counts = await countTeamJobs(db, request.caller.teamId);
-      const data = { concurrency: counts.active, maxConcurrency: maxConcurrencyOf(request.caller) };
+      const data = { concurrency: counts.active, maxConcurrency };
       return { success: true as const, ...data, data };
     },
   );
@@ -201,7 +201,7 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
         jobsInQueue: counts.queued + counts.active,
         activeJobsInQueue: counts.active,
         waitingJobsInQueue: counts.queued,
-        maxConcurrency: maxConcurrencyOf(request.caller),
+        maxConcurrency,
         mostRecentSuccess: counts.lastCompletedAt?.toISOString() ?? null,
       };
     },
