@@ -8,8 +8,12 @@ import { installErrorHandling } from './api/errors.ts';
 import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { healthRoutes } from './api/routes/health.ts';
+import { scrapeRoutes } from './api/routes/scrape.ts';
 import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
+import { TeamConcurrency } from './jobs/concurrency.ts';
+import { HttpEngine } from './scrape/engines/http.ts';
+import { Scraper } from './scrape/scrape.ts';
 import type { Db } from './store/db.ts';
 import { version } from './version.ts';
 
@@ -47,5 +51,15 @@ export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance
 
   await app.register(healthRoutes, { db });
   await app.register(teamRoutes, { db, config });
+
+  const http = new HttpEngine({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    proxyUrl: config.proxyUrl,
+    enhancedProxyUrl: config.enhancedProxyUrl,
+    maxBytes: config.scrapeMaxBytes,
+  });
+  app.addHook('onClose', () => http.close());
+  const scraper = new Scraper({ db, http, concurrency: new TeamConcurrency(), maxConcurrency: config.teamMaxConcurrency, log: app.log });
+  await app.register(scrapeRoutes, { db, scraper });
   return app;
 }

@@ -53,6 +53,9 @@ const envSchema = z.object({
   GLEANER_ALLOW_PRIVATE_NETWORK: booleanFlag.default(false),
   GLEANER_RATE_LIMITS: rateLimitList.default(defaultRateLimits),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
+  PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SCRAPE_MAX_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -69,6 +72,9 @@ export interface Config {
   allowPrivateNetwork: boolean;
   rateLimits: Record<RateLimitClass, number>;
   teamMaxConcurrency: number;
+  proxyUrl: string | undefined;
+  enhancedProxyUrl: string | undefined;
+  scrapeMaxBytes: number;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -105,6 +111,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,
     rateLimits: e.GLEANER_RATE_LIMITS,
     teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
+    proxyUrl: e.PROXY_URL,
+    enhancedProxyUrl: e.PROXY_ENHANCED_URL,
+    scrapeMaxBytes: e.SCRAPE_MAX_BYTES,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

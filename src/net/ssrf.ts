@@ -36,6 +36,8 @@ export interface GuardedLookupOptions extends SsrfOptions {
 export interface GuardedAgentOptions extends GuardedLookupOptions {
   /** TCP+TLS connect timeout in ms (default 10s). */
   connectTimeoutMs?: number;
+  /** Verify TLS certificates (default true). */
+  rejectUnauthorized?: boolean;
   /** Extra undici Agent options; `connect` is always ours. */
   agentOptions?: Omit<Agent.Options, 'connect'>;
 }
@@ -186,6 +188,7 @@ export function createGuardedAgent(opts: GuardedAgentOptions): Agent {
     keepAlive: true,
     // Happy-eyeballs: lookup is called with all:true and every candidate is checked.
     autoSelectFamily: true,
+    rejectUnauthorized: opts.rejectUnauthorized ?? true,
   });
 
   // IP-literal hosts never reach `lookup` (net connects to them directly), and

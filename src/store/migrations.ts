@@ -84,6 +84,32 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 2,
+    name: 'page cache and scrape results',
+    sql: `
+      -- The latest response per request variant (URL and whatever changes the output), shared by
+      -- all teams: only public fetches are stored (no caller headers, cookies or actions).
+      CREATE TABLE page_cache (
+        cache_key text PRIMARY KEY,
+        url text NOT NULL,
+        final_url text NOT NULL,
+        status_code integer NOT NULL,
+        content_type text NOT NULL,
+        headers jsonb NOT NULL,
+        body bytea NOT NULL,
+        fetched_at timestamptz NOT NULL
+      );
+
+      -- Finished scrape documents, read back by GET /v2/scrape/{id} (never under zero data retention).
+      CREATE TABLE scrape_results (
+        job_id uuid PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        document jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -1,0 +1,56 @@
+// POST /v2/scrape and GET /v2/scrape/{id}.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authErrors, errorBody } from '../../contract/common.ts';
+import { type ScrapeDocument, scrapeRequest, scrapeResponse } from '../../contract/scrape.ts';
+import type { Scraper } from '../../scrape/scrape.ts';
+import type { Db } from '../../store/db.ts';
+import { readScrapeResult } from '../../store/pages.ts';
+import { NotFoundError } from '../errors.ts';
+
+export async function scrapeRoutes(app: FastifyInstance, { db, scraper }: { db: Db; scraper: Scraper }): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['scrape'];
+
+  r.post(
+    '/v2/scrape',
+    {
+      config: { rateLimit: 'scrape' },
+      schema: {
+        tags,
+        summary: 'Scrape one URL',
+        description:
+          'Fetches the page and returns the requested formats. Target failures answer with a code: ' +
+          'SCRAPE_TIMEOUT (408), SCRAPE_BLOCKED_URL (403), SCRAPE_DNS_RESOLUTION_ERROR, SCRAPE_CONNECTION_ERROR, ' +
+          'SCRAPE_SSL_ERROR, SCRAPE_TOO_MANY_REDIRECTS, SCRAPE_RESPONSE_TOO_LARGE, SCRAPE_SITE_ERROR (502), ' +
+          'SCRAPE_UNSUPPORTED_FILE_ERROR (415), SCRAPE_NO_CACHED_DATA and SCRAPE_LOCKDOWN_CACHE_MISS (404). ' +
+          "A target's own 4xx/5xx is a successful scrape with metadata.statusCode and metadata.error.",
+        body: scrapeRequest,
+        response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 502: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const { document } = await scraper.scrape(request.caller, request.body);
+      return { success: true as const, data: document, ...(document.warning ? { warning: document.warning } : {}) };
+    },
+  );
+
+  r.get(
+    '/v2/scrape/:id',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: "A finished scrape's document (never stored under zero data retention)",
+        params: z.object({ id: z.uuid() }),
+        response: { 200: scrapeResponse, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const document = (await readScrapeResult(db, request.caller.teamId, request.params.id)) as ScrapeDocument | undefined;
+      if (!document) throw new NotFoundError(`No scrape ${request.params.id} for this team`, 'SCRAPE_NOT_FOUND');
+      return { success: true as const, data: document };
+    },
+  );
+}

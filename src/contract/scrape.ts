@@ -1,0 +1,177 @@
+// POST /v2/scrape: the request (every field of the spec's table, names from wire-names.md) and
+// the Scrape document it returns. Options a later part of Gleaner adds are refused by name
+// (`unsupported` below), never accepted and ignored.
+import { z } from 'zod';
+
+export const DEFAULT_MAX_AGE_MS = 172_800_000; // 2 days
+export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 60 * 60 * 1000; // 2 years
+
+/** Fields every JSON body may carry: SDK and integration labels. */
+export const clientLabels = {
+  origin: z.string().max(200).optional().describe('Client label, e.g. js-sdk@4.0.0'),
+  integration: z.string().max(200).optional(),
+};
+
+/** A URL to fetch: http(s) only; a bare host name gets https://. */
+export const targetUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .max(8192)
+  .transform((s) => (/^[a-z][a-z0-9+.-]*:/i.test(s) ? s : `https://${s}`))
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));
+
+const simpleFormats = [
+  'markdown',
+  'html',
+  'rawHtml',
+  'rawBase64',
+  'links',
+  'images',
+  'screenshot',
+  'summary',
+  'json',
+  'changeTracking',
+  'branding',
+  'product',
+  'menu',
+  'audio',
+  'video',
+  'attributes',
+] as const;
+
+const viewport = z.object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) }).strict();
+
+const formatObject = z.discriminatedUnion('type', [
+  z.object({ type: z.enum(['markdown', 'html', 'rawHtml', 'rawBase64', 'links', 'images', 'summary', 'product', 'menu', 'branding', 'audio', 'video']) }).strict(),
+  z.object({ type: z.literal('json'), schema: z.record(z.string(), z.unknown()).optional(), prompt: z.string().max(10_000).optional() }).strict(),
+  z
+    .object({ type: z.literal('screenshot'), fullPage: z.boolean().optional(), quality: z.number().int().min(0).max(100).optional(), viewport: viewport.optional() })
+    .strict(),
+  z
+    .object({
+      type: z.literal('changeTracking'),
+      modes: z.array(z.enum(['git-diff', 'json'])).optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      prompt: z.string().max(10_000).optional(),
+      tag: z.string().max(200).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('attributes'),
+      selectors: z.array(z.object({ selector: z.string().min(1).max(1000), attribute: z.string().min(1).max(200) }).strict()).min(1).max(100),
+    })
+    .strict(),
+  z.object({ type: z.literal('question'), question: z.string().min(1).max(10_000) }).strict(),
+  z.object({ type: z.literal('highlights'), query: z.string().min(1).max(10_000) }).strict(),
+  z.object({ type: z.literal('query'), prompt: z.string().min(1).max(10_000), mode: z.enum(['freeform', 'directQuote']).optional() }).strict(),
+]);
+
+export const scrapeFormat = z.union([z.enum(simpleFormats), formatObject]);
+export type ScrapeFormatInput = z.infer<typeof scrapeFormat>;
+
+const pdfParser = z
+  .object({
+    type: z.literal('pdf'),
+    mode: z.enum(['fast', 'auto', 'ocr']).optional(),
+    maxPages: z.number().int().min(1).max(10_000).optional(),
+    pages: z.boolean().optional(),
+    blocks: z.boolean().optional(),
+    pageMarkers: z.boolean().optional(),
+  })
+  .strict();
+
+const redactEntities = ['PERSON', 'EMAIL', 'PHONE', 'LOCATION', 'FINANCIAL', 'SECRET'] as const;
+export const redactOptions = z
+  .object({
+    mode: z.enum(['accurate', 'aggressive', 'fast']).optional(),
+    entities: z.array(z.enum(redactEntities)).min(1).optional(),
+    replaceStyle: z.enum(['tag', 'mask', 'remove']).optional(),
+  })
+  .strict();
+
+const action = z.object({ type: z.string() }).passthrough();
+
+/** Scrape options shared by scrape, batch scrape and crawl `scrapeOptions`. */
+export const scrapeOptionsShape = {
+  formats: z.array(scrapeFormat).max(20).optional().describe('Output formats; default ["markdown"]'),
+  onlyMainContent: z.boolean().default(true),
+  onlyCleanContent: z.boolean().default(false),
+  includeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to keep'),
+  excludeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to drop'),
+  maxAge: z.number().int().min(0).optional().describe(`Serve a cached copy younger than this (ms); default ${DEFAULT_MAX_AGE_MS}, 2 years under lockdown`),
+  minAge: z.number().int().min(1).optional().describe('Cache only: the cached copy must be at least this old (ms); no copy gives 404 SCRAPE_NO_CACHED_DATA'),
+  headers: z.record(z.string().min(1).max(200), z.string().max(8192)).optional(),
+  waitFor: z.number().int().min(0).max(60_000).default(0),
+  mobile: z.boolean().default(false),
+  skipTlsVerification: z.boolean().default(true),
+  timeout: z.number().int().min(1000).max(300_000).default(60_000).describe('ms'),
+  parsers: z.array(z.union([z.literal('pdf'), pdfParser, z.object({ type: z.literal('image') }).strict()])).optional(),
+  actions: z.array(action).max(50).optional(),
+  location: z
+    .object({ country: z.string().regex(/^[A-Za-z]{2}$/).default('US'), languages: z.array(z.string().min(2).max(35)).max(20).optional() })
+    .strict()
+    .optional(),
+  removeBase64Images: z.boolean().default(true),
+  blockAds: z.boolean().default(true),
+  proxy: z.enum(['basic', 'enhanced', 'auto', 'stealth']).default('auto'),
+  storeInCache: z.boolean().default(true),
+  lockdown: z.boolean().default(false),
+  redactPII: z.union([z.boolean(), redactOptions]).default(false),
+  profile: z.object({ name: z.string().min(1).max(200), saveChanges: z.boolean().optional() }).strict().optional(),
+  zeroDataRetention: z.boolean().default(false),
+  fastMode: z.boolean().optional(),
+  checkPromptInjection: z.boolean().optional(),
+  domainTools: z.unknown().optional(),
+  toolDetail: z.unknown().optional(),
+};
+
+export const scrapeRequest = z
+  .object({ url: targetUrl.describe('The page to scrape'), ...scrapeOptionsShape, ...clientLabels })
+  .strict()
+  .meta({ id: 'ScrapeRequest' });
+export type ScrapeRequest = z.infer<typeof scrapeRequest>;
+
+export const metadata = z
+  .object({
+    title: z.string().optional(),
+    description: z.string().optional(),
+    language: z.string().optional(),
+    keywords: z.string().optional(),
+    ogLocaleAlternate: z.array(z.string()).optional(),
+    sourceURL: z.string().optional(),
+    url: z.string().optional(),
+    statusCode: z.number().int().optional(),
+    contentType: z.string().optional(),
+    scrapeId: z.string().optional(),
+    numPages: z.number().int().optional(),
+    error: z.string().optional(),
+    concurrencyLimited: z.boolean().optional(),
+    concurrencyQueueDurationMs: z.number().int().optional(),
+    proxyUsed: z.string().optional(),
+    cacheState: z.enum(['hit', 'miss']).optional(),
+    cachedAt: z.string().optional(),
+    creditsUsed: z.number().optional(),
+    engine: z.string().optional(),
+  })
+  .catchall(z.union([z.string(), z.array(z.string()), z.number(), z.boolean()]))
+  .meta({ id: 'ScrapeMetadata' });
+
+export const scrapeDocument = z
+  .object({
+    markdown: z.string().optional(),
+    summary: z.string().optional(),
+    html: z.string().optional(),
+    rawHtml: z.string().optional(),
+    rawBase64: z.string().optional(),
+    links: z.array(z.string()).optional(),
+    images: z.array(z.string()).optional(),
+    attributes: z.array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) })).optional(),
+    metadata,
+    warning: z.string().optional(),
+  })
+  .meta({ id: 'ScrapeDocument' });
+export type ScrapeDocument = z.infer<typeof scrapeDocument>;
+
+export const scrapeResponse = z.object({ success: z.literal(true), data: scrapeDocument, warning: z.string().optional() });

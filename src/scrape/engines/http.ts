@@ -1,0 +1,250 @@
+// The HTTP engine: fetches a target with undici through the SSRF guard, follows redirects itself
+// (so each hop is checked and cookies set along the way are kept), decompresses with a size cap,
+// and reports failures as ScrapeErrors with codes. It returns bytes; decoding and parsing happen
+// in the transform stage.
+import { type Dispatcher, ProxyAgent, interceptors, request } from 'undici';
+import { BadRequestError } from '../../api/errors.ts';
+import {
+  BlockedAddressError,
+  type GuardedLookupOptions,
+  InvalidTargetUrlError,
+  assertUrlAllowed,
+  createGuardedAgent,
+  createGuardedLookup,
+} from '../../net/ssrf.ts';
+import {
+  BlockedUrlError,
+  ConnectionError,
+  DnsResolutionError,
+  ResponseTooLargeError,
+  ScrapeError,
+  ScrapeTimeoutError,
+  SiteError,
+  TlsError,
+  TooManyRedirectsError,
+} from '../errors.ts';
+
+export const DESKTOP_USER_AGENT =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
+export const MOBILE_USER_AGENT =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Mobile Safari/537.36';
+
+export interface HttpEngineOptions {
+  allowPrivateNetwork: boolean;
+  /** Upstream proxy for proxy "basic" (none: direct). */
+  proxyUrl?: string;
+  /** Upstream proxy for proxy "enhanced" (and "auto"'s retry). */
+  enhancedProxyUrl?: string;
+  /** Largest response body accepted, after decompression. */
+  maxBytes: number;
+  /** Resolver and exception hook for the SSRF guard (tests: fake DNS without network). */
+  ssrf?: Pick<GuardedLookupOptions, 'resolver' | 'isAllowed'>;
+}
+
+export interface HttpFetchRequest {
+  url: string;
+  headers?: Record<string, string>;
+  timeoutMs: number;
+  skipTlsVerification: boolean;
+  mobile: boolean;
+  /** Accept-Language, most preferred first. */
+  languages?: string[];
+  proxy: 'none' | 'basic' | 'enhanced';
+  maxRedirects?: number;
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  /** The URL asked for. */
+  requestedUrl: string;
+  /** The URL that answered, after redirects. */
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  contentType: string;
+  body: Buffer;
+  redirects: string[];
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export class HttpEngine {
+  readonly #opts: HttpEngineOptions;
+  readonly #dispatchers = new Map<string, Dispatcher>();
+
+  constructor(opts: HttpEngineOptions) {
+    this.#opts = opts;
+  }
+
+  get hasEnhancedProxy(): boolean {
+    return Boolean(this.#opts.enhancedProxyUrl);
+  }
+
+  async fetch(req: HttpFetchRequest): Promise<HttpResponse> {
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const maxRedirects = req.maxRedirects ?? 10;
+    const jar = new Map<string, string>();
+    const redirects: string[] = [];
+    let url = this.#check(req.url);
+    try {
+      for (;;) {
+        const res = await this.#request(url, req, jar, signal);
+        storeCookies(jar, res.headers['set-cookie']);
+        let location = REDIRECT_STATUSES.has(res.statusCode) ? header(res.headers, 'location') : undefined;
+        if (location === undefined) {
+          const page = await this.#read(req.url, url, res, redirects, signal);
+          location = metaRefreshTarget(page);
+          if (location === undefined || new URL(location, url).href === url.href) return page;
+        } else {
+          res.body.resume(); // a redirect's body is not needed; let the connection be reused
+        }
+        if (redirects.length >= maxRedirects) throw new TooManyRedirectsError(req.url, maxRedirects);
+        redirects.push(url.href);
+        url = this.#check(new URL(location, url).href);
+      }
+    } catch (err) {
+      throw this.#describe(err, url, req, timeout);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#dispatchers.values()].map((d) => d.close()));
+    this.#dispatchers.clear();
+  }
+
+  #check(url: string): URL {
+    try {
+      return assertUrlAllowed(url, { allowPrivateNetwork: this.#opts.allowPrivateNetwork, isAllowed: this.#opts.ssrf?.isAllowed });
+    } catch (err) {
+      throw this.#describe(err, undefined, undefined, undefined);
+    }
+  }
+
+  async #request(url: URL, req: HttpFetchRequest, jar: Map<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = {
+      'user-agent': req.mobile ? MOBILE_USER_AGENT : DESKTOP_USER_AGENT,
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'accept-language': acceptLanguage(req.languages),
+      'accept-encoding': 'gzip, deflate, br, zstd',
+    };
+    for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
+    const cookies = [headers.cookie, ...[...jar].map(([k, v]) => `${k}=${v}`)].filter(Boolean);
+    if (cookies.length) headers.cookie = cookies.join('; ');
+    const dispatcher = await this.#dispatcher(url, req);
+    return request(url, { method: 'GET', headers, signal, dispatcher });
+  }
+
+  // One dispatcher per (TLS verification, proxy) pair, created on first use and kept for reuse.
+  async #dispatcher(url: URL, req: HttpFetchRequest): Promise<Dispatcher> {
+    const proxyUrl = req.proxy === 'enhanced' ? this.#opts.enhancedProxyUrl : req.proxy === 'basic' ? this.#opts.proxyUrl : undefined;
+    if (req.proxy === 'enhanced' && !proxyUrl) throw new BadRequestError('proxy "enhanced" needs PROXY_ENHANCED_URL to be configured');
+    if (proxyUrl) {
+      // Through a proxy the proxy resolves the name: resolve and judge it here first.
+      await this.#checkResolves(url.hostname);
+    }
+    const key = `${req.skipTlsVerification}|${proxyUrl ?? ''}`;
+    let d = this.#dispatchers.get(key);
+    if (!d) {
+      const decompress = interceptors.decompress({ maxSize: this.#opts.maxBytes });
+      d = proxyUrl
+        ? new ProxyAgent({ uri: proxyUrl, requestTls: { rejectUnauthorized: !req.skipTlsVerification } }).compose(decompress)
+        : createGuardedAgent({
+            ...this.#opts.ssrf,
+            allowPrivateNetwork: this.#opts.allowPrivateNetwork,
+            rejectUnauthorized: !req.skipTlsVerification,
+          }).compose(decompress);
+      this.#dispatchers.set(key, d);
+    }
+    return d;
+  }
+
+  async #checkResolves(hostname: string): Promise<void> {
+    const lookup = createGuardedLookup({ ...this.#opts.ssrf, allowPrivateNetwork: this.#opts.allowPrivateNetwork });
+    await new Promise<void>((resolve, reject) => lookup(hostname, { all: true }, (err) => (err ? reject(err) : resolve())));
+  }
+
+  async #read(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[], signal: AbortSignal): Promise<HttpResponse> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > this.#opts.maxBytes) {
+        res.body.destroy();
+        throw new ResponseTooLargeError(requestedUrl, this.#opts.maxBytes);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    signal.throwIfAborted();
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    return {
+      requestedUrl,
+      url: url.href,
+      status: res.statusCode,
+      headers,
+      contentType: headers['content-type'] ?? '',
+      body: Buffer.concat(chunks, size),
+      redirects,
+    };
+  }
+
+  // Maps whatever failed (guard, DNS, socket, TLS, abort) to one ScrapeError with a code.
+  #describe(err: unknown, url: URL | undefined, req: HttpFetchRequest | undefined, timeout: AbortSignal | undefined): Error {
+    if (err instanceof ScrapeError || err instanceof BadRequestError) return err;
+    const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+    const target = url?.href ?? req?.url ?? '';
+    if (timeout?.aborted && req) return new ScrapeTimeoutError(req.timeoutMs, req.url);
+    const blocked = findCause(e, (c) => c instanceof BlockedAddressError);
+    if (blocked) return new BlockedUrlError((blocked as Error).message);
+    if (e instanceof InvalidTargetUrlError) return new BadRequestError(`Invalid request: body.url: ${e.message}`, [{ path: 'body.url', message: e.message }]);
+    const code = String(findCause(e, (c) => typeof (c as NodeJS.ErrnoException).code === 'string')?.code ?? '');
+    const message = e.cause?.message ?? e.message;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return new DnsResolutionError(url?.hostname ?? target);
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new ResponseTooLargeError(target, this.#opts.maxBytes);
+    if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return new TlsError(target, message);
+    if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'EPIPE'].includes(code)) {
+      return new ConnectionError(target, message);
+    }
+    return new SiteError(target, message);
+  }
+}
+
+function findCause(err: unknown, test: (e: unknown) => boolean): NodeJS.ErrnoException | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (test(e)) return e as NodeJS.ErrnoException;
+  }
+  return undefined;
+}
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function acceptLanguage(languages: string[] | undefined): string {
+  if (!languages?.length) return 'en-US,en;q=0.9';
+  return languages.map((l, i) => (i === 0 ? l : `${l};q=${Math.max(0.1, 1 - i * 0.1).toFixed(1)}`)).join(',');
+}
+
+// Cookies set during a redirect chain are sent on the following hops (one scrape's scope only).
+function storeCookies(jar: Map<string, string>, setCookie: string | string[] | undefined): void {
+  for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+    const pair = line.split(';', 1)[0];
+    const eq = pair.indexOf('=');
+    if (eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+  }
+}
+
+// An HTML page that only forwards the reader (<meta http-equiv="refresh" content="0; url=...">,
+// within a few seconds) is treated as a redirect, as a browser would follow it.
+const MAX_REFRESH_SECONDS = 5;
+function metaRefreshTarget(page: HttpResponse): string | undefined {
+  if (!/html/i.test(page.contentType)) return undefined;
+  const head = page.body.subarray(0, 8192).toString('latin1');
+  const tag = /<meta[^>]+http-equiv\s*=\s*["']?refresh["']?[^>]*>/i.exec(head)?.[0];
+  const content = tag && /content\s*=\s*(["'])(.*?)\1/i.exec(tag)?.[2];
+  const m = content && /^\s*(\d+(?:\.\d+)?)\s*[;,]\s*(?:url\s*=\s*)?["']?([^"']+)["']?\s*$/i.exec(content);
+  if (!m || Number(m[1]) > MAX_REFRESH_SECONDS) return undefined;
+  return m[2].trim();
+}

@@ -1,0 +1,63 @@
+// Why a scrape of a target failed, as named errors with stable codes. A target that answers
+// (even 404 or 500) is not an error: its status goes to metadata.statusCode.
+import { ApiError } from '../api/errors.ts';
+
+export class ScrapeError extends ApiError {
+  constructor(status: number, code: string, message: string) {
+    super(status, code, message);
+  }
+}
+
+export class ScrapeTimeoutError extends ScrapeError {
+  constructor(timeoutMs: number, url: string) {
+    super(408, 'SCRAPE_TIMEOUT', `Scrape of ${url} timed out after ${timeoutMs} ms`);
+  }
+}
+
+export class BlockedUrlError extends ScrapeError {
+  constructor(message: string) {
+    super(403, 'SCRAPE_BLOCKED_URL', `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`);
+  }
+}
+
+export class DnsResolutionError extends ScrapeError {
+  constructor(host: string) {
+    super(502, 'SCRAPE_DNS_RESOLUTION_ERROR', `DNS resolution failed for ${host}`);
+  }
+}
+
+export class ConnectionError extends ScrapeError {
+  constructor(url: string, reason: string) {
+    super(502, 'SCRAPE_CONNECTION_ERROR', `Could not connect to ${url}: ${reason}`);
+  }
+}
+
+export class TlsError extends ScrapeError {
+  constructor(url: string, reason: string) {
+    super(502, 'SCRAPE_SSL_ERROR', `TLS error for ${url}: ${reason}`);
+  }
+}
+
+export class TooManyRedirectsError extends ScrapeError {
+  constructor(url: string, max: number) {
+    super(502, 'SCRAPE_TOO_MANY_REDIRECTS', `More than ${max} redirects starting at ${url}`);
+  }
+}
+
+export class ResponseTooLargeError extends ScrapeError {
+  constructor(url: string, maxBytes: number) {
+    super(502, 'SCRAPE_RESPONSE_TOO_LARGE', `The response of ${url} exceeds ${maxBytes} bytes`);
+  }
+}
+
+export class SiteError extends ScrapeError {
+  constructor(url: string, reason: string) {
+    super(502, 'SCRAPE_SITE_ERROR', `The site failed to answer ${url}: ${reason}`);
+  }
+}
+
+export class UnsupportedFileError extends ScrapeError {
+  constructor(contentType: string) {
+    super(415, 'SCRAPE_UNSUPPORTED_FILE_ERROR', `Unsupported content type: ${contentType}`);
+  }
+}

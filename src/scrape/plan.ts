@@ -1,0 +1,131 @@
+// From a validated scrape request to what the pipeline must produce: the output formats, the
+// cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
+import { compile } from 'css-select';
+import { BadRequestError } from '../api/errors.ts';
+import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
+
+export interface FormatPlan {
+  markdown: boolean;
+  html: boolean;
+  rawHtml: boolean;
+  rawBase64: boolean;
+  links: boolean;
+  images: boolean;
+  summary: boolean;
+  attributes: { selector: string; attribute: string }[] | undefined;
+}
+
+export interface CachePolicy {
+  /** Serve a cached copy younger than this. */
+  maxAgeMs: number;
+  /** Only the cache is read; the target is never contacted. */
+  cacheOnly: boolean;
+  /** When cacheOnly: the copy must be at least this old. */
+  minAgeMs: number;
+  /** Store the fetched response for later requests. */
+  store: boolean;
+}
+
+export interface ScrapePlan {
+  formats: FormatPlan;
+  cache: CachePolicy;
+}
+
+interface Issue {
+  path: string;
+  message: string;
+}
+
+// Formats whose engines arrive with later parts of Gleaner (browser, LLM formats, media).
+const notYet: Record<string, string> = {
+  screenshot: 'needs the browser engine, not available in this version',
+  json: 'JSON extraction is not available in this version',
+  changeTracking: 'change tracking is not available in this version',
+  branding: 'branding is not available in this version',
+  product: 'product extraction is not available in this version',
+  menu: 'menu extraction is not available in this version',
+  audio: 'audio is not available in this version',
+  video: 'video is not available in this version',
+  question: 'question answering is not available in this version',
+  highlights: 'highlights are not available in this version',
+  query: 'query is not available in this version',
+};
+
+export function planScrape(req: ScrapeRequest): ScrapePlan {
+  const issues: Issue[] = [];
+  const formats: FormatPlan = {
+    markdown: false,
+    html: false,
+    rawHtml: false,
+    rawBase64: false,
+    links: false,
+    images: false,
+    summary: false,
+    attributes: undefined,
+  };
+  const list: ScrapeFormatInput[] = req.formats ?? ['markdown'];
+  list.forEach((f, i) => {
+    const type = typeof f === 'string' ? f : f.type;
+    if (notYet[type]) {
+      issues.push({ path: `body.formats.${i}`, message: `format "${type}": ${notYet[type]}` });
+      return;
+    }
+    if (type === 'attributes') {
+      if (typeof f === 'string') {
+        issues.push({ path: `body.formats.${i}`, message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}' });
+        return;
+      }
+      formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
+      return;
+    }
+    formats[type as Exclude<keyof FormatPlan, 'attributes'>] = true;
+  });
+  if (formats.rawBase64 && list.length > 1) {
+    issues.push({ path: 'body.formats', message: 'format "rawBase64" must be requested alone' });
+  }
+
+  if (req.onlyCleanContent) issues.push({ path: 'body.onlyCleanContent', message: 'needs the LLM pass, not available in this version' });
+  if (req.waitFor > 0) issues.push({ path: 'body.waitFor', message: 'needs the browser engine, not available in this version' });
+  if (req.actions?.length) issues.push({ path: 'body.actions', message: 'needs the browser engine, not available in this version' });
+  if (req.profile) issues.push({ path: 'body.profile', message: 'needs the browser engine, not available in this version' });
+  if (req.waitFor > req.timeout / 2) issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });
+  if (req.minAge !== undefined && req.lockdown) {
+    // Both read only the cache; lockdown's own semantics (and billing) win.
+    issues.push({ path: 'body.minAge', message: 'minAge cannot be combined with lockdown' });
+  }
+  const selectors: [string, string[] | undefined][] = [
+    ['body.includeTags', req.includeTags],
+    ['body.excludeTags', req.excludeTags],
+    ['body.formats.attributes.selectors', formats.attributes?.map((a) => a.selector)],
+  ];
+  for (const [path, list] of selectors) {
+    list?.forEach((selector, i) => {
+      if (!isValidSelector(selector)) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector` });
+    });
+  }
+  if (issues.length) {
+    throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+  }
+
+  const personalised = Boolean(req.headers && Object.keys(req.headers).length) || Boolean(req.actions?.length);
+  return {
+    formats,
+    cache: {
+      maxAgeMs: req.maxAge ?? (req.lockdown ? LOCKDOWN_MAX_AGE_MS : DEFAULT_MAX_AGE_MS),
+      cacheOnly: req.lockdown || req.minAge !== undefined,
+      minAgeMs: req.minAge ?? 0,
+      // Headers (cookies, auth) or actions make the page the caller's own; zero data retention
+      // and lockdown store nothing.
+      store: req.storeInCache && !personalised && !req.zeroDataRetention && !req.lockdown,
+    },
+  };
+}
+
+function isValidSelector(selector: string): boolean {
+  try {
+    compile(selector);
+    return true;
+  } catch {
+    return false;
+  }
+}

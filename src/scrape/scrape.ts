@@ -1,0 +1,219 @@
+// One scrape, start to finish: plan, job ledger, credits, cache, engine, transform, store.
+// Data flows one way: request → job → engine (or cache) → transform → store → document.
+import { STATUS_CODES } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import { NotFoundError } from '../api/errors.ts';
+import { creditCosts, chargeCredits, ensureCredits } from '../billing/credits.ts';
+import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
+import type { TeamConcurrency } from '../jobs/concurrency.ts';
+import type { Db } from '../store/db.ts';
+import { createJob, updateJob } from '../store/jobs.ts';
+import { type CachedPage, readCachedPage, saveScrapeResult, writeCachedPage } from '../store/pages.ts';
+import type { Caller } from '../store/teams.ts';
+import { cacheKey } from './cache-key.ts';
+import type { HttpEngine, HttpResponse } from './engines/http.ts';
+import { ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
+import { extractiveSummary } from './formats/summary.ts';
+import { type ScrapePlan, planScrape } from './plan.ts';
+import { detectContentKind, decodeText } from './transform/decode.ts';
+import { transformHtml } from './transform/index.ts';
+import { redactPII } from './transform/redact.ts';
+
+export interface ScrapeDeps {
+  db: Db;
+  http: HttpEngine;
+  concurrency: TeamConcurrency;
+  maxConcurrency: number;
+  log: FastifyBaseLogger;
+}
+
+export interface ScrapeOutcome {
+  document: ScrapeDocument;
+  jobId: string;
+}
+
+/** A response, fresh or from the cache, with how it was obtained. */
+interface Source {
+  page: CachedPage;
+  cacheState: 'hit' | 'miss';
+  proxyUsed: 'basic' | 'enhanced';
+}
+
+export class Scraper {
+  readonly #d: ScrapeDeps;
+
+  constructor(deps: ScrapeDeps) {
+    this.#d = deps;
+  }
+
+  async scrape(caller: Caller, req: ScrapeRequest): Promise<ScrapeOutcome> {
+    const plan = planScrape(req);
+    const { db } = this.#d;
+    await ensureCredits(db, caller.teamId, 1);
+    // Under zero data retention or lockdown the URL is not written anywhere.
+    const quiet = req.zeroDataRetention || req.lockdown;
+    const job = await createJob(db, {
+      teamId: caller.teamId,
+      apiKeyId: caller.keyId,
+      endpoint: 'scrape',
+      status: 'active',
+      target: quiet ? null : req.url,
+    });
+    const deadline = AbortSignal.timeout(req.timeout);
+    const slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
+      throw new ScrapeTimeoutError(req.timeout, req.url);
+    });
+    try {
+      const source = await this.#obtain(req, plan, caller, job.id, deadline);
+      const credits = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
+      const document = this.#render(req, plan, source, job.id, credits);
+      if (slot.waitedMs > 0) {
+        document.metadata.concurrencyLimited = true;
+        document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
+      }
+      await chargeCredits(db, caller, job.id, credits);
+      if (!req.zeroDataRetention) await saveScrapeResult(db, job.id, caller.teamId, document);
+      await updateJob(db, job.id, { status: 'completed' });
+      return { document, jobId: job.id };
+    } catch (err) {
+      const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
+      await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
+      throw err;
+    } finally {
+      slot.release();
+    }
+  }
+
+  async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, deadline: AbortSignal): Promise<Source> {
+    const { db } = this.#d;
+    const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
+    const personalised = Boolean(req.headers && Object.keys(req.headers).length);
+    if (!personalised) {
+      const cached = await readCachedPage(db, key);
+      const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
+      if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) return { page: cached, cacheState: 'hit', proxyUsed: 'basic' };
+    }
+    if (req.lockdown) {
+      await chargeCredits(db, caller, jobId, creditCosts.lockdownMiss);
+      throw new NotFoundError('No cached copy of this page (lockdown serves from the cache only)', 'SCRAPE_LOCKDOWN_CACHE_MISS');
+    }
+    if (plan.cache.cacheOnly) {
+      throw new NotFoundError(`No cached copy of this page at least ${plan.cache.minAgeMs} ms old`, 'SCRAPE_NO_CACHED_DATA');
+    }
+    const { response, proxyUsed } = await this.#fetch(req, deadline);
+    const page: CachedPage = {
+      url: req.url,
+      finalUrl: response.url,
+      statusCode: response.status,
+      contentType: response.contentType,
+      headers: response.headers,
+      body: response.body,
+      fetchedAt: new Date(),
+    };
+    if (plan.cache.store && response.status >= 200 && response.status < 300) {
+      await writeCachedPage(db, key, page).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+    }
+    return { page, cacheState: 'miss', proxyUsed };
+  }
+
+  // proxy: basic → PROXY_URL or direct; enhanced/stealth → PROXY_ENHANCED_URL; auto → basic,
+  // then enhanced when the target refused us and an enhanced proxy is configured.
+  async #fetch(req: ScrapeRequest, deadline: AbortSignal): Promise<{ response: HttpResponse; proxyUsed: 'basic' | 'enhanced' }> {
+    const { http } = this.#d;
+    const base = {
+      url: req.url,
+      headers: req.headers,
+      timeoutMs: req.timeout,
+      skipTlsVerification: req.skipTlsVerification,
+      mobile: req.mobile,
+      languages: req.location?.languages,
+      signal: deadline,
+    };
+    const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
+    const response = await http.fetch({ ...base, proxy: wantsEnhanced ? 'enhanced' : 'basic' });
+    if (req.proxy === 'auto' && http.hasEnhancedProxy && looksBlocked(response)) {
+      const retry = await http.fetch({ ...base, proxy: 'enhanced' }).catch(() => undefined);
+      if (retry && !looksBlocked(retry)) return { response: retry, proxyUsed: 'enhanced' };
+    }
+    return { response, proxyUsed: wantsEnhanced ? 'enhanced' : 'basic' };
+  }
+
+  #render(req: ScrapeRequest, plan: ScrapePlan, source: Source, jobId: string, credits: number): ScrapeDocument {
+    const { page } = source;
+    const f = plan.formats;
+    const kind = detectContentKind(page.contentType, page.finalUrl, page.body);
+    const base = {
+      sourceURL: req.url,
+      url: page.finalUrl,
+      statusCode: page.statusCode,
+      contentType: page.contentType,
+    };
+    const doc: ScrapeDocument = { metadata: { ...base } };
+    const warnings: string[] = [];
+    if (f.rawBase64) {
+      doc.rawBase64 = page.body.toString('base64');
+    } else if (kind === 'html' || kind === 'xml' || kind === 'text' || kind === 'json') {
+      const { text } = decodeText(page.body, page.contentType, kind === 'html');
+      if (f.rawHtml) doc.rawHtml = text;
+      if (kind === 'html') {
+        const out = transformHtml({
+          html: text,
+          ...base,
+          onlyMainContent: req.onlyMainContent,
+          includeTags: req.includeTags,
+          excludeTags: req.excludeTags,
+          blockAds: req.blockAds,
+          removeBase64Images: req.removeBase64Images,
+          formats: f,
+        });
+        doc.metadata = { ...out.metadata, ...base };
+        if (out.markdown !== undefined) doc.markdown = out.markdown;
+        if (out.html !== undefined) doc.html = out.html;
+        if (out.links) doc.links = out.links;
+        if (out.images) doc.images = out.images;
+        if (out.attributes) doc.attributes = out.attributes;
+      } else {
+        // Plain text, JSON and XML are their own markdown (JSON and XML fenced).
+        doc.markdown = kind === 'text' ? text.trim() : `\`\`\`${kind}\n${text.trim()}\n\`\`\``;
+        if (f.html) doc.html = `<pre>${escapeHtml(text)}</pre>`;
+        if (f.links) doc.links = [];
+        if (f.images) doc.images = [];
+        if (f.attributes) doc.attributes = f.attributes.map((a) => ({ ...a, values: [] }));
+      }
+    } else {
+      throw new UnsupportedFileError(`${page.contentType || 'unknown'} (${kind}); request format "rawBase64" to receive the bytes`);
+    }
+
+    if (doc.markdown !== undefined && req.redactPII) {
+      const { text, counts } = redactPII(doc.markdown, req.redactPII === true ? true : req.redactPII);
+      doc.markdown = text;
+      const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+      if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
+    }
+    if (f.summary) doc.summary = extractiveSummary(doc.markdown ?? '');
+    if (!f.markdown) delete doc.markdown;
+    if (f.summary) warnings.push('summary: no LLM is configured; an extractive summary of the page was returned');
+
+    if (page.statusCode >= 400) doc.metadata.error = `${page.statusCode} ${STATUS_CODES[page.statusCode] ?? 'error'}`;
+    doc.metadata.scrapeId = jobId;
+    doc.metadata.proxyUsed = source.proxyUsed;
+    doc.metadata.cacheState = source.cacheState;
+    if (source.cacheState === 'hit') doc.metadata.cachedAt = page.fetchedAt.toISOString();
+    doc.metadata.creditsUsed = credits;
+    doc.metadata.engine = 'http';
+    if (warnings.length) doc.warning = warnings.join('; ');
+    return doc;
+  }
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+}
+
+// A refusal rather than the page: bot walls answer 403/429/503, often with a challenge page.
+function looksBlocked(r: HttpResponse): boolean {
+  if (r.status === 403 || r.status === 429) return true;
+  if (r.status !== 503 && r.status !== 200) return false;
+  const head = r.body.subarray(0, 4096).toString('latin1');
+  return /cf-chl|challenge-platform|captcha|Just a moment\.\.\.|Attention Required/i.test(head);
+}

@@ -1,0 +1,144 @@
+// The transform stage for HTML: parse once, read what needs the whole page (metadata, links,
+// images, attributes), then filter to the content (onlyMainContent, include/exclude tags, ads)
+// and render the requested formats from that one tree.
+import { selectAll } from 'css-select';
+import render from 'dom-serializer';
+import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
+import { parseDocument } from 'htmlparser2';
+import type { FormatPlan } from '../plan.ts';
+import { cleanDocument } from './clean.ts';
+import { domToMarkdown } from './markdown.ts';
+import { extractMetadata } from './metadata.ts';
+
+export interface HtmlTransformInput {
+  html: string;
+  /** Final URL (after redirects): the base for relative links. */
+  url: string;
+  /** The URL the caller asked for. */
+  sourceURL: string;
+  statusCode: number;
+  contentType: string;
+  onlyMainContent: boolean;
+  includeTags?: string[];
+  excludeTags?: string[];
+  blockAds: boolean;
+  removeBase64Images: boolean;
+  formats: FormatPlan;
+}
+
+export interface HtmlTransformOutput {
+  markdown?: string;
+  html?: string;
+  links?: string[];
+  images?: string[];
+  attributes?: { selector: string; attribute: string; values: string[] }[];
+  metadata: Record<string, string | string[] | number>;
+}
+
+export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
+  const doc = parseDocument(input.html);
+  const base = baseUrl(doc, input.url);
+  const out: HtmlTransformOutput = {
+    metadata: extractMetadata(doc, {
+      sourceURL: input.sourceURL,
+      url: input.url,
+      statusCode: input.statusCode,
+      contentType: input.contentType,
+    }),
+  };
+  const f = input.formats;
+  if (f.links) out.links = collectLinks(doc, base);
+  if (f.images) out.images = collectImages(doc, base);
+  if (f.attributes) {
+    out.attributes = f.attributes.map(({ selector, attribute }) => ({
+      selector,
+      attribute,
+      values: safeSelect(selector, doc)
+        .map((el) => el.attribs[attribute])
+        .filter((v): v is string => v !== undefined),
+    }));
+  }
+  if (f.markdown || f.html || f.summary) {
+    const content = cleanDocument(doc, {
+      onlyMainContent: input.onlyMainContent,
+      includeTags: input.includeTags,
+      excludeTags: input.excludeTags,
+      blockAds: input.blockAds,
+    });
+    if (f.markdown || f.summary) out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });
+    if (f.html) out.html = renderAbsolute(content, base);
+  }
+  return out;
+}
+
+function baseUrl(doc: Document, pageUrl: string): string {
+  const base = safeSelect('base[href]', doc)[0]?.attribs.href;
+  return base ? (absolute(base, pageUrl) ?? pageUrl) : pageUrl;
+}
+
+function safeSelect(selector: string, root: AnyNode | AnyNode[]): Element[] {
+  return selectAll(selector, root) as Element[];
+}
+
+function absolute(href: string, base: string): string | undefined {
+  try {
+    const u = new URL(href.trim(), base);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every http(s) link of the page, absolute, without fragments, each once, in page order. */
+function collectLinks(doc: Document, base: string): string[] {
+  const seen = new Set<string>();
+  for (const a of safeSelect('a[href], area[href]', doc)) {
+    const href = absolute(a.attribs.href, base);
+    if (!href) continue;
+    seen.add(href.split('#', 1)[0]);
+  }
+  return [...seen];
+}
+
+/** Every image of the page (img src or the largest srcset candidate, picture sources), absolute, each once. */
+function collectImages(doc: Document, base: string): string[] {
+  const seen = new Set<string>();
+  for (const el of safeSelect('img, picture source', doc)) {
+    const src = el.attribs.src || largestCandidate(el.attribs.srcset);
+    const abs = src && !src.startsWith('data:') ? absolute(src, base) : undefined;
+    if (abs) seen.add(abs);
+  }
+  return [...seen];
+}
+
+function largestCandidate(srcset: string | undefined): string | undefined {
+  if (!srcset) return undefined;
+  let best: string | undefined;
+  let bestSize = -1;
+  for (const part of srcset.split(',')) {
+    const [url, descriptor = '1x'] = part.trim().split(/\s+/);
+    const size = parseFloat(descriptor) || 1;
+    if (url && size > bestSize) {
+      best = url;
+      bestSize = size;
+    }
+  }
+  return best;
+}
+
+const urlAttributes = ['href', 'src', 'poster', 'action'];
+
+/** The cleaned content as HTML, with link and media URLs made absolute. */
+function renderAbsolute(nodes: AnyNode[], base: string): string {
+  const stack = [...nodes];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (!isTag(node)) continue;
+    for (const attr of urlAttributes) {
+      const v = node.attribs[attr];
+      if (v && !v.startsWith('data:') && !v.startsWith('#')) node.attribs[attr] = absolute(v, base) ?? v;
+    }
+    stack.push(...node.children);
+  }
+  return render(nodes, { encodeEntities: 'utf8' });
+}

@@ -1,0 +1,228 @@
+// cleanDocument's option semantics: always-removed elements, excludeTags, includeTags (document
+// order, nested matches once, skipping main-content detection), blockAds (token matching, not
+// substrings), hidden elements, onlyMainContent's boilerplate stripping and its fallbacks.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { AnyNode } from 'domhandler';
+import { isTag } from 'domhandler';
+import { parseDocument } from 'htmlparser2';
+import { type CleanOptions, cleanDocument, validateSelectors } from '../../src/scrape/transform/clean.ts';
+import { blockText } from './main-content/score.ts';
+
+function clean(html: string, opts: Partial<CleanOptions> = {}): AnyNode[] {
+  return cleanDocument(parseDocument(html), { onlyMainContent: false, ...opts });
+}
+function text(html: string, opts: Partial<CleanOptions> = {}): string {
+  return blockText(clean(html, opts));
+}
+
+const prose = (word: string, n = 6) =>
+  `<p>${Array.from({ length: n }, (_, i) => `${word} sentence number ${i}, which is long enough to count as prose for the scorer.`).join(' ')}</p>`;
+
+describe('always removed', () => {
+  test('scripts, styles, embeds, head and hidden elements', () => {
+    const html = `<html><head><title>T</title><meta name="x" content="y"><link rel="stylesheet" href="a.css"></head><body>
+      <script>var secret = 1;</script><style>.a{}</style><noscript>enable js</noscript><template><p>tpl</p></template>
+      <iframe src="x"></iframe><object data="x">obj</object><embed src="x"><svg><text>vector</text></svg><canvas>cnv</canvas>
+      <p>visible</p><p hidden>hidden attr</p><p aria-hidden="true">aria</p><p style="color:red; display: none">styled</p>
+      <p style="visibility:hidden">invisible</p><dialog><p>closed dialog</p></dialog><dialog open><p>open dialog</p></dialog><!-- a comment -->
+    </body></html>`;
+    assert.equal(text(html), 'visible\nopen dialog');
+  });
+
+  test('a hidden wrapper holding the whole page is kept (content revealed by script)', () => {
+    const html = `<body><div style="display:none" id="app">${prose('Article')}${prose('More')}</div><div hidden>small hidden note</div></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Article sentence number 0/);
+    assert.doesNotMatch(t, /small hidden note/);
+  });
+
+  test('a fragment without <html>/<body> works', () => {
+    assert.equal(text('<p>hello</p><script>x</script>'), 'hello');
+    assert.equal(text('<p>hello</p>', { onlyMainContent: true }), 'hello');
+  });
+});
+
+describe('excludeTags and includeTags', () => {
+  const page = `<body><nav class="menu">Menu</nav><section id="one"><h2>One</h2><p class="note">first note</p><div class="promo">buy now</div></section>
+    <aside class="note">side note</aside><section id="two"><h2>Two</h2><p>second</p></section><footer>foot</footer></body>`;
+
+  test('excludeTags removes every match', () => {
+    assert.equal(text(page, { excludeTags: ['.promo', 'footer', 'nav'] }), 'One\nfirst note\nside note\nTwo\nsecond');
+  });
+
+  test('includeTags returns the matches in document order, a match inside a match once', () => {
+    const nodes = clean(page, { includeTags: ['#two', '.note', 'section'] });
+    assert.deepEqual(
+      nodes.map((n) => (isTag(n) ? `${n.name}${n.attribs.id ? '#' + n.attribs.id : '.' + n.attribs.class}` : n.type)),
+      ['section#one', 'aside.note', 'section#two'],
+    );
+  });
+
+  test('excludeTags applies before includeTags', () => {
+    assert.equal(text(page, { includeTags: ['#one'], excludeTags: ['.promo'] }), 'One\nfirst note');
+  });
+
+  test('includeTags skips main-content detection (navigation can be asked for)', () => {
+    assert.equal(text(page, { includeTags: ['nav'], onlyMainContent: true }), 'Menu');
+  });
+
+  test('includeTags that match nothing give nothing', () => {
+    assert.deepEqual(clean(page, { includeTags: ['table'] }), []);
+  });
+
+  test('an explicitly included ad is kept; ads inside an included element are not', () => {
+    const html = `<body><div class="ad-slot">sponsored box</div><article><p>text</p><div class="ad-slot">inner ad</div></article></body>`;
+    assert.equal(text(html, { includeTags: ['.ad-slot'] }), 'sponsored box\ninner ad');
+    assert.equal(text(html, { includeTags: ['article'] }), 'text');
+  });
+
+  test('invalid selectors are a 400', () => {
+    assert.throws(() => clean(page, { includeTags: ['p', 'div[unclosed'] }), (e: any) => e.statusCode === 400 && /div\[unclosed/.test(e.message));
+    assert.throws(() => clean(page, { excludeTags: ['::'] }), (e: any) => e.statusCode === 400);
+    assert.throws(() => validateSelectors(['a', '>>>'], 'includeTags'), (e: any) => e.code === 'BAD_REQUEST');
+    validateSelectors(['a', 'div > p.x', '[data-x="1"]']);
+  });
+});
+
+describe('blockAds', () => {
+  const ads = [
+    '<div class="ad-banner">ad banner</div>',
+    '<div id="div-gpt-ad-1234-0">gpt slot</div>',
+    '<ins class="adsbygoogle" data-ad-client="ca-pub-1">adsense</ins>',
+    '<div class="AdSlot">camel ad</div>',
+    '<div class="sponsored-content">sponsored</div>',
+    '<div id="cookie-banner">we use cookies</div>',
+    '<div class="cookie-consent">consent text</div>',
+    '<div id="onetrust-banner-sdk">onetrust</div>',
+    '<div class="gdpr-notice">gdpr</div>',
+    '<div class="newsletter-popup">subscribe popup</div>',
+    '<div data-ad-slot="top">data attr ad</div>',
+    '<amp-ad type="x">amp ad</amp-ad>',
+  ];
+  const legit = [
+    '<div class="masthead">masthead</div>',
+    '<div class="header">header class</div>',
+    '<a class="download-button">download</a>',
+    '<div class="shadow">shadow</div>',
+    '<div id="readme">readme</div>',
+    '<div class="address">address</div>',
+    '<div class="loading">loading</div>',
+    '<div class="badge">badge</div>',
+    '<div class="cookie-recipe">cookie recipe</div>',
+    '<div class="adventure">adventure</div>',
+    '<div class="newsletter-archive">newsletter archive</div>',
+  ];
+  const html = `<body>${ads.join('')}${legit.join('')}</body>`;
+
+  test('removes ads and consent banners by class/id tokens, keeps look-alikes', () => {
+    const t = text(html, { blockAds: true });
+    assert.equal(t, 'masthead\nheader class\ndownload\nshadow\nreadme\naddress\nloading\nbadge\ncookie recipe\nadventure\nnewsletter archive');
+  });
+
+  test('is on by default and keeps everything when off', () => {
+    assert.equal(text(html), text(html, { blockAds: true }));
+    const off = text(html, { blockAds: false });
+    for (const s of ['ad banner', 'gpt slot', 'we use cookies', 'onetrust', 'amp ad']) assert.match(off, new RegExp(s));
+  });
+
+  test('an "ad" element holding most of the page is not removed', () => {
+    const t = text(`<body><div class="cookie-banner-wrapper">${prose('Recipe', 10)}</div><div class="ad">x</div></body>`);
+    assert.match(t, /Recipe sentence number 9/);
+  });
+});
+
+describe('onlyMainContent', () => {
+  const article = `<article class="post"><h1>Headline</h1>${prose('Body')}${prose('Second')}
+    <div class="share-buttons"><a href="#">Share on X</a><a href="#">Email</a></div>
+    <ul class="related-posts"><li><a href="/a">Related one</a></li><li><a href="/b">Related two</a></li></ul></article>`;
+  const page = `<body><a class="skip-link" href="#main">Skip to content</a><header class="site-header"><a href="/">Logo</a><nav><a href="/x">Home</a><a href="/y">About</a></nav></header>
+    <div class="layout"><main id="main">${article}<section id="comments" class="comments-area"><h2>3 comments</h2>
+    <div class="comment"><p>${'A reader comment that is rather long and full of opinions. '.repeat(4)}</p></div></section></main>
+    <aside class="sidebar"><div class="widget"><h3>About</h3><p>${'Sidebar biography text of the author of this blog. '.repeat(3)}</p></div></aside></div>
+    <footer class="site-footer"><p>Copyright 2026 Example Ltd. All rights reserved, and more footer text.</p></footer>
+    <div class="cookie-notice">We use cookies. <button>Accept</button></div></body>`;
+
+  test('keeps the article and drops layout, share bars, related links, comments and banners', () => {
+    const t = text(page, { onlyMainContent: true, blockAds: false });
+    assert.match(t, /^Headline\nBody sentence number 0/);
+    assert.match(t, /Second sentence number 5/);
+    for (const s of ['Skip to content', 'Logo', 'Home', 'Share on X', 'Related one', 'reader comment', 'Sidebar', 'Copyright', 'cookies']) {
+      assert.doesNotMatch(t, new RegExp(s), s);
+    }
+  });
+
+  test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
+    const t = text(page, { onlyMainContent: false, blockAds: false });
+    for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies']) assert.match(t, new RegExp(s), s);
+  });
+
+  test('keeps the page title when it sits outside the article body', () => {
+    const html = `<body><div class="hero"><h1>Outside Title</h1></div><div class="wrap"><div class="article-body">${prose('Story', 8)}</div>
+      <div class="rail"><p>${'Unrelated rail text that goes on. '.repeat(8)}</p></div></div></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /^Outside Title\nStory sentence number 0/);
+  });
+
+  test('keeps tables, code blocks, lists and figure captions inside the content', () => {
+    const html = `<body><nav><a href="/">Home</a></nav><div class="entry-content">${prose('Intro')}
+      <table><tr><th>Key</th><th>Value</th></tr><tr><td>a</td><td>1</td></tr></table>
+      <pre><code><span class="hljs-comment"># keep this comment</span>\nprint(1)</code></pre>
+      <ul><li>first item</li><li>second item</li></ul>
+      <figure><img src="x.png" alt="x"><figcaption>A caption</figcaption></figure></div></body>`;
+    const t = text(html, { onlyMainContent: true });
+    for (const s of ['Key', 'Value', '# keep this comment', 'print\\(1\\)', 'first item', 'A caption']) assert.match(t, new RegExp(s), s);
+    assert.doesNotMatch(t, /Home/);
+  });
+
+  test('forum threads keep their posts even when marked as comments', () => {
+    const posts = Array.from({ length: 4 }, (_, i) => `<div class="comment post"><div class="author"><a href="/u/${i}">user${i}</a></div><p>${`Post ${i} says something substantial about the topic at hand. `.repeat(3)}</p></div>`).join('');
+    const t = text(`<body><header><a href="/">Forum</a></header><div class="thread"><h1>Thread title</h1>${posts}</div><footer>Forum footer text</footer></body>`, { onlyMainContent: true });
+    assert.match(t, /Thread title/);
+    for (let i = 0; i < 4; i++) assert.match(t, new RegExp(`Post ${i} says`));
+    assert.doesNotMatch(t, /Forum footer/);
+  });
+
+  test('a listing page keeps every item', () => {
+    const items = Array.from({ length: 5 }, (_, i) => `<article class="card"><h2><a href="/p/${i}">Item title ${i}</a></h2><p>${`Excerpt ${i} of the post, describing it briefly. `.repeat(2)}</p></article>`).join('');
+    const t = text(`<body><nav><a href="/">Home</a><a href="/b">Blog</a></nav><main><h1>Archive</h1>${items}</main></body>`, { onlyMainContent: true });
+    assert.match(t, /^Archive/);
+    for (let i = 0; i < 5; i++) assert.match(t, new RegExp(`Item title ${i}\\nExcerpt ${i}`));
+    assert.doesNotMatch(t, /Home/);
+  });
+
+  test('never empty when the body has text: falls back to the body without its layout, then the whole body', () => {
+    // Only boilerplate-looking text.
+    const t1 = text(`<body><header><a href="/">Site</a></header><div class="sidebar"><p>The only real text is in a sidebar.</p></div><footer>Footer</footer></body>`, { onlyMainContent: true });
+    assert.match(t1, /The only real text is in a sidebar\./);
+    assert.doesNotMatch(t1, /Footer/);
+    // Only navigation.
+    const t2 = text(`<body><nav><a href="/a">Alpha</a> <a href="/b">Beta</a></nav></body>`, { onlyMainContent: true });
+    assert.match(t2, /Alpha/);
+    // A page of links (an index).
+    const links = Array.from({ length: 30 }, (_, i) => `<li><a href="/${i}">Link number ${i}</a></li>`).join('');
+    const t3 = text(`<body><ul>${links}</ul></body>`, { onlyMainContent: true });
+    assert.match(t3, /Link number 0\n[\s\S]*Link number 29/);
+    // Nothing at all.
+    assert.deepEqual(clean('<body></body>', { onlyMainContent: true }), []);
+  });
+
+  test('mutates the document it is given and returns nodes of it', () => {
+    const doc = parseDocument(page);
+    const nodes = cleanDocument(doc, { onlyMainContent: true });
+    let root: AnyNode = nodes[0];
+    while (root.parent) root = root.parent;
+    assert.equal(root, doc);
+  });
+});
+
+describe('pages without a <body> tag', () => {
+  test('main-content detection still applies', () => {
+    const html = `<!doctype html><title>Minimal</title><nav><a href="/">Home</a> <a href="/about">About</a></nav><div class="content"><h1>Minimal page</h1>${prose('Body', 4)}</div><footer>Footer text here</footer>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /^Minimal page\nBody sentence number 0/);
+    assert.doesNotMatch(t, /Home|Footer|Minimal\n/);
+    assert.equal(text(html).split('\n')[0], 'Home About');
+    assert.match(text(html), /Footer text here$/);
+  });
+});
