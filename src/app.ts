@@ -8,9 +8,13 @@ import { installErrorHandling } from './api/errors.ts';
 import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { healthRoutes } from './api/routes/health.ts';
+import { mapRoutes } from './api/routes/map.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
 import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
+import { Mapper } from './crawl/map.ts';
+import { RobotsCache } from './crawl/robots.ts';
+import { SitemapReader } from './crawl/sitemap.ts';
 import { TeamConcurrency } from './jobs/concurrency.ts';
 import { HttpEngine } from './scrape/engines/http.ts';
 import { Scraper } from './scrape/scrape.ts';
@@ -20,6 +24,8 @@ import { version } from './version.ts';
 export interface AppDeps {
   config: Config;
   db: Db;
+  /** The job queue (started), for routes that enqueue work. */
+  queue?: import('./jobs/queue.ts').JobQueue;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -61,5 +67,8 @@ export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance
   app.addHook('onClose', () => http.close());
   const scraper = new Scraper({ db, http, concurrency: new TeamConcurrency(), maxConcurrency: config.teamMaxConcurrency, log: app.log });
   await app.register(scrapeRoutes, { db, scraper });
+  const robots = new RobotsCache({ http });
+  const mapper = new Mapper({ db, http, robots, sitemaps: new SitemapReader({ http, robots }), log: app.log });
+  await app.register(mapRoutes, { mapper });
   return app;
 }

@@ -39,15 +39,17 @@ const rateLimitList = z.string().transform((text, ctx) => {
   return limits;
 });
 
+const schemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _ only');
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3002),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  DATABASE_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _ only')
-    .default('public'),
+  DATABASE_SCHEMA: schemaName.default('public'),
+  GLEANER_QUEUE_SCHEMA: schemaName.optional(),
+  GLEANER_WORKERS: z.coerce.number().int().min(0).max(1000).default(8),
+  GLEANER_JOB_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(3600).default(10),
   GLEANER_API_KEY: z.string().min(8, 'at least 8 characters').optional(),
   GLEANER_DEFAULT_TEAM: z.string().min(1).default('default'),
   GLEANER_ALLOW_PRIVATE_NETWORK: booleanFlag.default(false),
@@ -67,6 +69,12 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   databaseSchema: string;
+  /** Schema of the job queue's tables (pg-boss), beside databaseSchema. */
+  queueSchema: string;
+  /** Jobs of each queue this process runs at once; 0: none (API only). */
+  workers: number;
+  /** An active job whose process stops sending heartbeats for this long is retried elsewhere. */
+  jobHeartbeatSeconds: number;
   apiKey: string | undefined;
   defaultTeam: string;
   allowPrivateNetwork: boolean;
@@ -100,12 +108,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, variables);
   }
   const e = parsed.data;
+  const queueSchema = e.GLEANER_QUEUE_SCHEMA ?? (e.DATABASE_SCHEMA === 'public' ? 'pgboss' : `${e.DATABASE_SCHEMA}_pgboss`);
+  if (queueSchema.length > 63 || queueSchema === e.DATABASE_SCHEMA) {
+    const why = queueSchema.length > 63 ? `"${queueSchema}" is longer than 63 characters` : 'it must differ from DATABASE_SCHEMA';
+    throw new ConfigError(`Invalid configuration:\n  GLEANER_QUEUE_SCHEMA=${JSON.stringify(queueSchema)}: ${why}`, ['GLEANER_QUEUE_SCHEMA']);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
+    queueSchema,
+    workers: e.GLEANER_WORKERS,
+    jobHeartbeatSeconds: e.GLEANER_JOB_HEARTBEAT_SECONDS,
     apiKey: e.GLEANER_API_KEY,
     defaultTeam: e.GLEANER_DEFAULT_TEAM,
     allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,

@@ -1,8 +1,11 @@
 // The running service: database opened and migrated, the configured key ensured, the HTTP app
 // listening; and a bounded, graceful stop. Used by src/server.ts and by the tests.
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { type JobQueue, jobQueueFromConfig } from './jobs/queue.ts';
+import { type JobRegistration, registerJobs } from './jobs/registrations.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrate } from './store/migrations.ts';
 import { ensureApiKey, ensureTeam } from './store/teams.ts';
@@ -11,6 +14,8 @@ export interface Service {
   app: FastifyInstance;
   db: Db;
   config: Config;
+  /** The job queue: send jobs from routes; this process also runs them unless GLEANER_WORKERS=0. */
+  queue: JobQueue;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3002 */
   url: string;
   stop(): Promise<void>;
@@ -34,16 +39,27 @@ export async function openStore(config: Config): Promise<Db> {
 export interface StartOptions {
   /** Adds plugins or routes before the server listens (embedding, tests). */
   configure?: (app: FastifyInstance) => Promise<void> | void;
+  /** Job registrations beyond the features' own (src/jobs/registrations.ts), e.g. tests'. */
+  jobs?: JobRegistration[];
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Service> {
   const db = await openStore(config);
+  const log = pino({ level: config.logLevel }).child({ component: 'jobs' });
+  const queue = jobQueueFromConfig(config, db, log, 'api');
+  if (config.workers === 0 && db.kind === 'pglite') {
+    log.warn('GLEANER_WORKERS=0 with the embedded database: jobs are queued, but no process can run them');
+  }
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, db });
+    await queue.start();
+    app = await buildApp({ config, db, queue });
+    // Handlers start taking jobs here (embedded workers), before the server listens.
+    await registerJobs({ queue, db, config, log }, opts.jobs);
     await opts.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
+    await queue.stop({ graceful: false }).catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -55,17 +71,19 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     app,
     db,
     config,
+    queue,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     stop() {
-      stopping ??= stopGracefully(app, db, config.shutdownTimeoutMs);
+      stopping ??= stopGracefully(app, queue, db, config.shutdownTimeoutMs);
       return stopping;
     },
   };
 }
 
-// Stop accepting, let in-flight requests finish within the bound, then cut what is left and
-// close the database, so a restart on the same data loses nothing.
-async function stopGracefully(app: FastifyInstance, db: Db, timeoutMs: number): Promise<void> {
+// Stop accepting requests and fetching jobs, let in-flight requests and jobs finish within the
+// bound, then cut what is left (running jobs are retried later) and close the database, so a
+// restart on the same data loses nothing.
+async function stopGracefully(app: FastifyInstance, queue: JobQueue, db: Db, timeoutMs: number): Promise<void> {
   const timer = setTimeout(() => {
     app.log.warn({ timeoutMs }, 'shutdown bound reached: closing remaining connections');
     app.server.closeAllConnections();
@@ -74,7 +92,10 @@ async function stopGracefully(app: FastifyInstance, db: Db, timeoutMs: number): 
   // server open until the bound: drop connections as soon as they turn idle.
   const idleSweep = setInterval(() => app.server.closeIdleConnections(), 50);
   try {
-    await app.close();
+    await Promise.all([
+      app.close(),
+      queue.stop({ graceful: true, timeoutMs }).catch((err) => app.log.error({ err }, 'job queue stop failed')),
+    ]);
   } finally {
     clearTimeout(timer);
     clearInterval(idleSweep);

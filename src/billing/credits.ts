@@ -2,8 +2,10 @@
 // A team's quota is optional (NULL = unlimited). The check runs before work starts; the
 // charge is written when the cost is known. Concurrent requests near the limit may overshoot
 // by at most their own cost, which is preferred over serialising every request on a lock.
+import { randomUUID } from 'node:crypto';
 import { InsufficientCreditsError } from '../api/errors.ts';
 import type { Queryable } from '../store/db.ts';
+import { type Job, type NewJob, jobColumns } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { recordUsage } from '../store/usage.ts';
 
@@ -61,9 +63,54 @@ export async function creditStatus(db: Queryable, teamId: string, now = new Date
 
 /** Throws 402 when the team cannot afford `needed` more credits this period. */
 export async function ensureCredits(db: Queryable, teamId: string, needed: number): Promise<void> {
-  const { quota, remaining } = await creditStatus(db, teamId);
+  // On every billable request: the ledger is summed only for a team that has a quota.
+  const { rows } = await db.query<{ quota: number | null; used: number }>(
+    `SELECT t.credit_quota AS quota,
+            CASE WHEN t.credit_quota IS NULL THEN 0 ELSE
+              (SELECT COALESCE(sum(credits), 0)::int FROM credit_usage WHERE team_id = t.id AND created_at >= $2) END AS used
+     FROM teams t WHERE t.id = $1`,
+    [teamId, billingPeriod().start],
+  );
+  const { quota, used } = rows[0] ?? { quota: 0, used: 0 };
   if (quota === null) return;
+  const remaining = Math.max(quota - used, 0);
   if (remaining < needed || remaining === 0) throw new InsufficientCreditsError(needed, remaining);
+}
+
+/**
+ * ensureCredits and createJob in one statement (a billable request's first query): the job is
+ * created only when the team can afford `needed` credits; otherwise 402 and no job.
+ */
+export async function createBillableJob(db: Queryable, job: NewJob, needed: number): Promise<Job> {
+  const { rows } = await db.query<Partial<Job> & { quota: number | null; used: number }>(
+    `WITH q AS (
+       SELECT t.credit_quota AS quota,
+              CASE WHEN t.credit_quota IS NULL THEN 0 ELSE
+                (SELECT COALESCE(sum(credits), 0)::int FROM credit_usage WHERE team_id = t.id AND created_at >= $8) END AS used
+       FROM teams t WHERE t.id = $2
+     ), job AS (
+       INSERT INTO jobs (id, team_id, api_key_id, endpoint, status, target, api_version)
+       SELECT $1, $2, $3, $4, $5, $6, $7 FROM q
+       WHERE q.quota IS NULL OR (q.quota - q.used >= $9 AND q.quota - q.used > 0)
+       RETURNING ${jobColumns}
+     )
+     SELECT q.quota, q.used, job.* FROM q LEFT JOIN job ON true`,
+    [
+      job.id ?? randomUUID(),
+      job.teamId,
+      job.apiKeyId,
+      job.endpoint,
+      job.status ?? 'queued',
+      job.target ?? null,
+      job.apiVersion ?? 'v2',
+      billingPeriod().start,
+      needed,
+    ],
+  );
+  const row = rows[0];
+  if (!row?.id) throw new InsufficientCreditsError(needed, row && row.quota !== null ? Math.max(row.quota - row.used, 0) : 0);
+  const { quota: _q, used: _u, ...created } = row;
+  return created as Job;
 }
 
 export async function chargeCredits(db: Queryable, caller: Pick<Caller, 'teamId' | 'keyId'>, jobId: string | null, credits: number): Promise<void> {

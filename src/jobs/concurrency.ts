@@ -12,7 +12,10 @@ export class TeamConcurrency {
 
   async acquire(teamId: string, max: number, signal?: AbortSignal): Promise<Slot> {
     const started = Date.now();
-    if ((this.#running.get(teamId) ?? 0) >= max) {
+    // Only a real wait counts: two clock reads around no wait at all can still differ (a GC pause,
+    // a millisecond boundary), and that must not report the request as queued.
+    const mustWait = (this.#running.get(teamId) ?? 0) >= max;
+    if (mustWait) {
       await new Promise<void>((resolve, reject) => {
         const queue = this.#waiting.get(teamId) ?? [];
         this.#waiting.set(teamId, queue);
@@ -32,7 +35,7 @@ export class TeamConcurrency {
     }
     let released = false;
     return {
-      waitedMs: Date.now() - started,
+      waitedMs: mustWait ? Math.max(1, Date.now() - started) : 0,
       release: () => {
         if (released) return;
         released = true;

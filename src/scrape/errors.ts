@@ -61,3 +61,25 @@ export class UnsupportedFileError extends ScrapeError {
     super(415, 'SCRAPE_UNSUPPORTED_FILE_ERROR', `Unsupported content type: ${contentType}`);
   }
 }
+
+/** The browser engine cannot run: Chromium is not installed where expected, or does not start. */
+export class BrowserUnavailableError extends ScrapeError {
+  constructor(message: string) {
+    super(503, 'BROWSER_UNAVAILABLE', message);
+  }
+}
+
+/**
+ * One of the request's actions failed on the page (no element matches its selector in time, a
+ * script threw, an unknown key...). 400: the request asked for something this page does not
+ * allow; the message names the action's index in `actions` (0-based) and its type.
+ */
+export class ScrapeActionError extends ScrapeError {
+  readonly actionIndex: number;
+  readonly actionType: string;
+  constructor(index: number, type: string, reason: string) {
+    super(400, 'SCRAPE_ACTION_ERROR', `Action ${index} (${type}) failed: ${reason}`);
+    this.actionIndex = index;
+    this.actionType = type;
+  }
+}

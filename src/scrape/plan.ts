@@ -1,8 +1,8 @@
 // From a validated scrape request to what the pipeline must produce: the output formats, the
 // cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
-import { compile } from 'css-select';
 import { BadRequestError } from '../api/errors.ts';
 import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
+import { selectorProblem } from './transform/clean.ts';
 
 export interface FormatPlan {
   markdown: boolean;
@@ -100,7 +100,8 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
   ];
   for (const [path, list] of selectors) {
     list?.forEach((selector, i) => {
-      if (!isValidSelector(selector)) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector` });
+      const problem = selectorProblem(selector);
+      if (problem) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector (${problem})` });
     });
   }
   if (issues.length) {
@@ -111,7 +112,9 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
   return {
     formats,
     cache: {
-      maxAgeMs: req.maxAge ?? (req.lockdown ? LOCKDOWN_MAX_AGE_MS : DEFAULT_MAX_AGE_MS),
+      // minAge alone reads whatever copy is old enough ("1 accepts any cached data"): the default
+      // maxAge does not cap it; an explicit maxAge still does.
+      maxAgeMs: req.maxAge ?? (req.lockdown ? LOCKDOWN_MAX_AGE_MS : req.minAge !== undefined ? Number.POSITIVE_INFINITY : DEFAULT_MAX_AGE_MS),
       cacheOnly: req.lockdown || req.minAge !== undefined,
       minAgeMs: req.minAge ?? 0,
       // Headers (cookies, auth) or actions make the page the caller's own; zero data retention
@@ -119,13 +122,4 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       store: req.storeInCache && !personalised && !req.zeroDataRetention && !req.lockdown,
     },
   };
-}
-
-function isValidSelector(selector: string): boolean {
-  try {
-    compile(selector);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -2,13 +2,13 @@
 // Data flows one way: request → job → engine (or cache) → transform → store → document.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import { NotFoundError } from '../api/errors.ts';
-import { creditCosts, chargeCredits, ensureCredits } from '../billing/credits.ts';
+import { BadRequestError, NotFoundError } from '../api/errors.ts';
+import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
-import type { TeamConcurrency } from '../jobs/concurrency.ts';
+import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
 import type { Db } from '../store/db.ts';
-import { createJob, updateJob } from '../store/jobs.ts';
-import { type CachedPage, readCachedPage, saveScrapeResult, writeCachedPage } from '../store/pages.ts';
+import { updateJob } from '../store/jobs.ts';
+import { type CachedPage, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';
 import type { Caller } from '../store/teams.ts';
 import { cacheKey } from './cache-key.ts';
 import type { HttpEngine, HttpResponse } from './engines/http.ts';
@@ -49,21 +49,27 @@ export class Scraper {
   async scrape(caller: Caller, req: ScrapeRequest): Promise<ScrapeOutcome> {
     const plan = planScrape(req);
     const { db } = this.#d;
-    await ensureCredits(db, caller.teamId, 1);
+    if ((req.proxy === 'enhanced' || req.proxy === 'stealth') && !this.#d.http.hasEnhancedProxy) {
+      // Refused before any job exists or credit is checked, like every other invalid option.
+      const message = `proxy "${req.proxy}" needs PROXY_ENHANCED_URL to be configured`;
+      throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
+    }
     // Under zero data retention or lockdown the URL is not written anywhere.
     const quiet = req.zeroDataRetention || req.lockdown;
-    const job = await createJob(db, {
-      teamId: caller.teamId,
-      apiKeyId: caller.keyId,
-      endpoint: 'scrape',
-      status: 'active',
-      target: quiet ? null : req.url,
-    });
+    // The credit check (402) and the job record, in one statement.
+    const job = await createBillableJob(
+      db,
+      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
+      1,
+    );
     const deadline = AbortSignal.timeout(req.timeout);
-    const slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
-      throw new ScrapeTimeoutError(req.timeout, req.url);
-    });
+    let slot: Slot | undefined;
     try {
+      // Waiting for a free slot counts against the timeout; a wait that runs out fails the job
+      // like any other timeout (it must not stay "active").
+      slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
+        throw new ScrapeTimeoutError(req.timeout, req.url);
+      });
       const source = await this.#obtain(req, plan, caller, job.id, deadline);
       const credits = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const document = this.#render(req, plan, source, job.id, credits);
@@ -71,16 +77,18 @@ export class Scraper {
         document.metadata.concurrencyLimited = true;
         document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
       }
-      await chargeCredits(db, caller, job.id, credits);
-      if (!req.zeroDataRetention) await saveScrapeResult(db, job.id, caller.teamId, document);
-      await updateJob(db, job.id, { status: 'completed' });
+      // Charge, stored document and completed job in one statement. Lockdown is treated as zero
+      // data retention (spec): neither keeps the document.
+      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: quiet ? undefined : document });
       return { document, jobId: job.id };
     } catch (err) {
       const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
       await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
+      // Under zero data retention or lockdown the URL must not reach the logs through the message.
+      if (quiet && err instanceof ScrapeError) throw withoutUrl(err, req.url);
       throw err;
     } finally {
-      slot.release();
+      slot?.release();
     }
   }
 
@@ -89,9 +97,13 @@ export class Scraper {
     const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
     const personalised = Boolean(req.headers && Object.keys(req.headers).length);
     if (!personalised) {
-      const cached = await readCachedPage(db, key);
+      const cached = await readCachedPage(db, key, plan.cache);
       const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
-      if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) return { page: cached, cacheState: 'hit', proxyUsed: 'basic' };
+      if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) {
+        // The cache is shared by every fragment of a URL: this request's own fragment goes on the
+        // final URL, as a browser carries it across redirects.
+        return { page: { ...cached, finalUrl: withFragment(cached.finalUrl, req.url) }, cacheState: 'hit', proxyUsed: 'basic' };
+      }
     }
     if (req.lockdown) {
       await chargeCredits(db, caller, jobId, creditCosts.lockdownMiss);
@@ -111,7 +123,9 @@ export class Scraper {
       fetchedAt: new Date(),
     };
     if (plan.cache.store && response.status >= 200 && response.status < 300) {
-      await writeCachedPage(db, key, page).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+      // Stored without fragments: another request for the same page must not inherit this one's.
+      const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
+      await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
     }
     return { page, cacheState: 'miss', proxyUsed };
   }
@@ -204,6 +218,26 @@ export class Scraper {
     if (warnings.length) doc.warning = warnings.join('; ');
     return doc;
   }
+}
+
+function withoutFragment(url: string): string {
+  const u = new URL(url);
+  u.hash = '';
+  return u.href;
+}
+
+function withFragment(finalUrl: string, requested: string): string {
+  const { hash } = new URL(requested);
+  if (!hash) return finalUrl;
+  const u = new URL(finalUrl);
+  if (!u.hash) u.hash = hash;
+  return u.href;
+}
+
+function withoutUrl(err: ScrapeError, url: string): ScrapeError {
+  const host = URL.canParse(url) ? new URL(url).hostname : url;
+  const message = err.message.split(url).join('the requested URL').split(host).join('the requested host');
+  return message === err.message ? err : new ScrapeError(err.statusCode, err.code, message);
 }
 
 function escapeHtml(s: string): string {

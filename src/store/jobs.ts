@@ -40,7 +40,7 @@ export interface Job {
   completedAt: Date | null;
 }
 
-const columns = `id, seq, team_id AS "teamId", api_key_id AS "apiKeyId", endpoint, api_version AS "apiVersion",
+export const jobColumns = `id, seq, team_id AS "teamId", api_key_id AS "apiKeyId", endpoint, api_version AS "apiVersion",
   status, target, credits, error, created_at AS "createdAt", updated_at AS "updatedAt", completed_at AS "completedAt"`;
 
 export interface NewJob {
@@ -57,7 +57,7 @@ export interface NewJob {
 export async function createJob(db: Queryable, job: NewJob): Promise<Job> {
   const { rows } = await db.query<Job>(
     `INSERT INTO jobs (id, team_id, api_key_id, endpoint, status, target, api_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${columns}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${jobColumns}`,
     [job.id ?? randomUUID(), job.teamId, job.apiKeyId, job.endpoint, job.status ?? 'queued', job.target ?? null, job.apiVersion ?? 'v2'],
   );
   return rows[0];
@@ -85,7 +85,7 @@ export async function updateJob(db: Queryable, id: string, update: JobUpdate): P
 /** The job if it exists and belongs to the team: another team's job reads as missing. */
 export async function getTeamJob(db: Queryable, teamId: string, id: string, endpoint?: JobEndpoint): Promise<Job | undefined> {
   const { rows } = await db.query<Job>(
-    `SELECT ${columns} FROM jobs WHERE id = $1 AND team_id = $2 AND ($3::text IS NULL OR endpoint = $3)`,
+    `SELECT ${jobColumns} FROM jobs WHERE id = $1 AND team_id = $2 AND ($3::text IS NULL OR endpoint = $3)`,
     [id, teamId, endpoint ?? null],
   );
   return rows[0];
@@ -109,7 +109,7 @@ export interface ActivityPageQuery {
 /** Newest first; `limit + 1` rows are read so the caller knows whether more remain. */
 export async function listActivity(db: Queryable, q: ActivityPageQuery): Promise<Job[]> {
   const { rows } = await db.query<Job>(
-    `SELECT ${columns} FROM jobs
+    `SELECT ${jobColumns} FROM jobs
      WHERE team_id = $1 AND created_at >= $2 AND ($3::text IS NULL OR endpoint = $3)
        AND ($4::bigint IS NULL OR seq < $4)
      ORDER BY seq DESC

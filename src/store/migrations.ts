@@ -110,6 +110,47 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 3,
+    name: 'stored files and browser profiles',
+    sql: `
+      -- Binary outputs served back by URL (screenshots, PDFs of actions). The id is a random
+      -- 128-bit token: knowing it is the permission to read, as with a signed storage URL.
+      CREATE TABLE stored_files (
+        id text PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        job_id uuid REFERENCES jobs(id) ON DELETE CASCADE,
+        content_type text NOT NULL,
+        data bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX stored_files_expires ON stored_files (expires_at);
+
+      -- Named persistent browser storage (cookies, localStorage, IndexedDB) per team.
+      CREATE TABLE browser_profiles (
+        team_id uuid NOT NULL REFERENCES teams(id),
+        name text NOT NULL,
+        state jsonb NOT NULL,
+        version integer NOT NULL DEFAULT 1,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (team_id, name)
+      );
+    `,
+  },
+  {
+    id: 4,
+    name: 'page cache unlogged, large values stored uncompressed',
+    sql: `
+      -- Every fetched page is written to the cache and every scrape stores its document, often
+      -- 100 KB+ each. Postgres's built-in pglz compression of such values cost more than the rest
+      -- of a scrape on PGlite (WASM): store them as they are (EXTERNAL: out of line, uncompressed).
+      ALTER TABLE page_cache ALTER COLUMN body SET STORAGE EXTERNAL;
+      ALTER TABLE scrape_results ALTER COLUMN document SET STORAGE EXTERNAL;
+      -- The cache is rebuilt by use: no write-ahead log for it (after a crash it starts empty).
+      ALTER TABLE page_cache SET UNLOGGED;
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -11,12 +11,27 @@ export interface CachedPage {
   fetchedAt: Date;
 }
 
-export async function readCachedPage(db: Queryable, cacheKey: string): Promise<CachedPage | undefined> {
+/** Which copies a request accepts, by age (ms). */
+export interface CacheWindow {
+  maxAgeMs: number;
+  minAgeMs: number;
+}
+
+/**
+ * The cached copy under this key, if any; with a window, only a copy of an acceptable age (a
+ * stale body is never read: with maxAge 0 the lookup reads no body at all).
+ */
+export async function readCachedPage(db: Queryable, cacheKey: string, window?: CacheWindow, now = Date.now()): Promise<CachedPage | undefined> {
+  // maxAge 0 ("always fetch"): no copy can qualify, no query needed.
+  if (window && window.maxAgeMs <= 0) return undefined;
+  // Ages beyond the representable date range mean "any".
+  const at = (ageMs: number) => (Number.isFinite(ageMs) && Math.abs(ageMs) < 1e14 ? new Date(now - ageMs) : null);
   const { rows } = await db.query<CachedPage & { body: Uint8Array }>(
     `SELECT url, final_url AS "finalUrl", status_code AS "statusCode", content_type AS "contentType",
             headers, body, fetched_at AS "fetchedAt"
-     FROM page_cache WHERE cache_key = $1`,
-    [cacheKey],
+     FROM page_cache
+     WHERE cache_key = $1 AND ($2::timestamptz IS NULL OR fetched_at >= $2) AND ($3::timestamptz IS NULL OR fetched_at <= $3)`,
+    [cacheKey, window ? at(window.maxAgeMs) : null, window && window.minAgeMs > 0 ? at(window.minAgeMs) : null],
   );
   const row = rows[0];
   return row && { ...row, body: Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength) };
@@ -38,8 +53,53 @@ export async function saveScrapeResult(db: Queryable, jobId: string, teamId: str
   await db.query('INSERT INTO scrape_results (job_id, team_id, document) VALUES ($1, $2, $3::jsonb)', [
     jobId,
     teamId,
-    JSON.stringify(document),
+    toJsonb(document),
   ]);
+}
+
+export interface FinishedScrape {
+  jobId: string;
+  teamId: string;
+  apiKeyId: string | null;
+  credits: number;
+  /** The document to keep for GET /v2/scrape/{id}; none under zero data retention. */
+  document?: unknown;
+}
+
+/**
+ * The end of a successful scrape in one statement: its credits charged (ledger and job row), its
+ * document stored, the job completed. All or nothing: a document that cannot be stored leaves
+ * the job uncharged for the caller to fail.
+ */
+export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<void> {
+  await db.query(
+    `WITH charge AS (
+       INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT $2, $3, $1, $4 WHERE $4 > 0
+     ), result AS (
+       INSERT INTO scrape_results (job_id, team_id, document) SELECT $1, $2, $5::jsonb WHERE $5::jsonb IS NOT NULL
+     )
+     UPDATE jobs SET status = 'completed', credits = credits + GREATEST($4, 0), updated_at = clock_timestamp(),
+       completed_at = COALESCE(completed_at, clock_timestamp())
+     WHERE id = $1`,
+    [f.jobId, f.teamId, f.apiKeyId, f.credits, f.document === undefined ? null : toJsonb(f.document)],
+  );
+}
+
+// jsonb refuses U+0000 and unpaired surrogates in strings ("unsupported Unicode escape sequence"):
+// a scraped page must not make its own document unstorable. The transform already drops U+0000;
+// this is the last line of defence for any string that reaches the store.
+function jsonbSafe(_key: string, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const s = value.includes('\0') ? value.replaceAll('\0', '') : value;
+  return s.isWellFormed() ? s : s.toWellFormed();
+}
+
+/** JSON text jsonb accepts. The replacer is slow on large documents: only used when needed. */
+function toJsonb(value: unknown): string {
+  const json = JSON.stringify(value);
+  // JSON.stringify writes U+0000 as \u0000 and a lone surrogate as \udXXX; nothing else can
+  // match (a literal backslash is doubled, which at worst sends us the careful way for nothing).
+  return /\\u(?:0000|d[89a-f])/i.test(json) ? JSON.stringify(value, jsonbSafe) : json;
 }
 
 /** The document of a finished scrape of this team; another team's id reads as missing. */

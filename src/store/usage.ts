@@ -19,14 +19,12 @@ export interface UsageEntry {
 
 export async function recordUsage(db: Queryable, kind: UsageKind, e: UsageEntry): Promise<void> {
   const { table, column } = ledger[kind];
-  await db.query(
-    `INSERT INTO ${table} (team_id, api_key_id, job_id, ${column}, created_at)
-     VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()))`,
-    [e.teamId, e.apiKeyId, e.jobId, e.amount, e.at ?? null],
-  );
-  if (kind === 'credits' && e.jobId) {
-    await db.query('UPDATE jobs SET credits = credits + $2 WHERE id = $1', [e.jobId, e.amount]);
-  }
+  const insert = `INSERT INTO ${table} (team_id, api_key_id, job_id, ${column}, created_at)
+     VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()))`;
+  const params = [e.teamId, e.apiKeyId, e.jobId, e.amount, e.at ?? null];
+  // A job's credits are also summed on its row: one statement for both.
+  if (kind === 'credits' && e.jobId) await db.query(`WITH u AS (${insert}) UPDATE jobs SET credits = credits + $4 WHERE id = $3`, params);
+  else await db.query(insert, params);
 }
 
 export async function usageSince(db: Queryable, kind: UsageKind, teamId: string, since: Date): Promise<number> {

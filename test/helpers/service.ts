@@ -38,13 +38,16 @@ export async function testEnv(store: StoreKind): Promise<{ env: Record<string, s
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is not set');
     const schema = `gleaner_test_${randomBytes(6).toString('hex')}`;
+    const env = { DATABASE_URL: url, DATABASE_SCHEMA: schema };
+    // The job queue's tables live beside ours, in the schema derived from DATABASE_SCHEMA.
+    const { queueSchema } = loadConfig(env);
     return {
-      env: { DATABASE_URL: url, DATABASE_SCHEMA: schema },
+      env,
       cleanup: async () => {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
         try {
-          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${queueSchema} CASCADE`);
         } finally {
           await client.end();
         }
@@ -73,7 +76,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
   };
   let service: Service;
   try {
-    service = await startService(loadConfig(env), { configure: opts.configure });
+    service = await startService(loadConfig(env), { configure: opts.configure, jobs: opts.jobs });
   } catch (err) {
     await cleanup();
     throw err;

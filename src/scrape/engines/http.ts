@@ -2,7 +2,9 @@
 // (so each hop is checked and cookies set along the way are kept), decompresses with a size cap,
 // and reports failures as ScrapeErrors with codes. It returns bytes; decoding and parsing happen
 // in the transform stage.
-import { type Dispatcher, ProxyAgent, interceptors, request } from 'undici';
+import { type Readable, Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import { type Dispatcher, ProxyAgent, request } from 'undici';
 import { BadRequestError } from '../../api/errors.ts';
 import {
   BlockedAddressError,
@@ -146,14 +148,13 @@ export class HttpEngine {
     const key = `${req.skipTlsVerification}|${proxyUrl ?? ''}`;
     let d = this.#dispatchers.get(key);
     if (!d) {
-      const decompress = interceptors.decompress({ maxSize: this.#opts.maxBytes });
       d = proxyUrl
-        ? new ProxyAgent({ uri: proxyUrl, requestTls: { rejectUnauthorized: !req.skipTlsVerification } }).compose(decompress)
+        ? new ProxyAgent({ uri: proxyUrl, requestTls: { rejectUnauthorized: !req.skipTlsVerification } })
         : createGuardedAgent({
             ...this.#opts.ssrf,
             allowPrivateNetwork: this.#opts.allowPrivateNetwork,
             rejectUnauthorized: !req.skipTlsVerification,
-          }).compose(decompress);
+          });
       this.#dispatchers.set(key, d);
     }
     return d;
@@ -167,9 +168,11 @@ export class HttpEngine {
   async #read(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[], signal: AbortSignal): Promise<HttpResponse> {
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body) {
+    const decoded = decode(res.body, header(res.headers, 'content-encoding'));
+    for await (const chunk of decoded) {
       size += (chunk as Buffer).length;
       if (size > this.#opts.maxBytes) {
+        decoded.destroy();
         res.body.destroy();
         throw new ResponseTooLargeError(requestedUrl, this.#opts.maxBytes);
       }
@@ -178,6 +181,11 @@ export class HttpEngine {
     signal.throwIfAborted();
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    if (decoded !== res.body) {
+      // The body is now the decoded bytes: say so, as a browser's view of the response would.
+      delete headers['content-encoding'];
+      delete headers['content-length'];
+    }
     return {
       requestedUrl,
       url: url.href,
@@ -194,7 +202,9 @@ export class HttpEngine {
     if (err instanceof ScrapeError || err instanceof BadRequestError) return err;
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const target = url?.href ?? req?.url ?? '';
-    if (timeout?.aborted && req) return new ScrapeTimeoutError(req.timeoutMs, req.url);
+    // Our own timer, or the caller's deadline (the scrape's overall timeout), ran out.
+    const callerTimedOut = req?.signal?.aborted && (req.signal.reason as Error | undefined)?.name === 'TimeoutError';
+    if (req && (timeout?.aborted || callerTimedOut)) return new ScrapeTimeoutError(req.timeoutMs, req.url);
     const blocked = findCause(e, (c) => c instanceof BlockedAddressError);
     if (blocked) return new BlockedUrlError((blocked as Error).message);
     if (e instanceof InvalidTargetUrlError) return new BadRequestError(`Invalid request: body.url: ${e.message}`, [{ path: 'body.url', message: e.message }]);
@@ -208,6 +218,50 @@ export class HttpEngine {
     }
     return new SiteError(target, message);
   }
+}
+
+// Content-Encoding layers, undone in reverse order of application. The size cap is applied by
+// the reader to the decoded bytes, so a compression bomb stops at maxBytes.
+function decode(body: Readable, contentEncoding: string | undefined): Readable {
+  const codings = (contentEncoding ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c && c !== 'identity');
+  if (!codings.length) return body;
+  const stages: Transform[] = [];
+  for (const coding of codings.reverse()) {
+    if (coding === 'gzip' || coding === 'x-gzip') stages.push(zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    else if (coding === 'deflate') stages.push(inflateEither());
+    else if (coding === 'br') stages.push(zlib.createBrotliDecompress());
+    else if (coding === 'zstd') stages.push(zlib.createZstdDecompress());
+    else return body; // unknown coding: hand the bytes over untouched, as served
+  }
+  let out: Readable = body;
+  for (const stage of stages) {
+    out.on('error', (err) => stage.destroy(err));
+    out = out.pipe(stage);
+  }
+  return out;
+}
+
+// "deflate" is zlib-wrapped by the RFC but raw from some servers: the first two bytes tell which.
+function inflateEither(): Transform {
+  let inner: zlib.Inflate | zlib.InflateRaw | undefined;
+  const out = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (!inner) {
+        const wrapped = chunk.length >= 2 && (chunk[0] & 0x0f) === 8 && ((chunk[0] << 8) | chunk[1]) % 31 === 0;
+        const opts = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
+        inner = wrapped ? zlib.createInflate(opts) : zlib.createInflateRaw(opts);
+        inner.on('data', (d: Buffer) => out.push(d));
+        inner.on('error', (err) => out.destroy(err));
+      }
+      inner.write(chunk, () => done());
+    },
+    flush(done) {
+      if (!inner) return done();
+      inner.once('end', () => done());
+      inner.end();
+    },
+  });
+  return out;
 }
 
 function findCause(err: unknown, test: (e: unknown) => boolean): NodeJS.ErrnoException | undefined {

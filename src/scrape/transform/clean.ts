@@ -65,11 +65,18 @@ export interface CleanOptions {
 /** Throws a 400 naming the first selector css-select cannot parse. */
 export function validateSelectors(selectors: readonly string[] | undefined, option = 'selector'): void {
   for (const s of selectors ?? []) {
-    try {
-      selectAll(s, []);
-    } catch (err) {
-      throw new BadRequestError(`Invalid CSS selector in ${option}: ${JSON.stringify(s)} (${(err as Error).message})`);
-    }
+    const problem = selectorProblem(s);
+    if (problem) throw new BadRequestError(`Invalid CSS selector in ${option}: ${JSON.stringify(s)} (${problem})`);
+  }
+}
+
+/** Why css-select cannot use this selector, or undefined when it can. */
+export function selectorProblem(selector: string): string | undefined {
+  try {
+    selectAll(selector, []);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
   }
 }
 

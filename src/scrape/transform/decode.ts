@@ -1,6 +1,8 @@
 // Bytes to text: what kind of content a response is, and which character encoding its text uses
 // (byte order mark, then the Content-Type charset, then a <meta> prescan, then UTF-8 if the bytes
-// are valid UTF-8, else windows-1252 as browsers do).
+// are valid UTF-8, else windows-1252 as browsers do). U+0000 is dropped from the text, as an HTML
+// parser drops it from content: it means nothing to a reader, and Postgres text and jsonb (where
+// documents are stored) cannot hold it.
 
 export type ContentKind = 'html' | 'xml' | 'text' | 'json' | 'pdf' | 'document' | 'image' | 'media' | 'binary';
 
@@ -80,10 +82,14 @@ export function decodeText(body: Buffer, contentType: string, isHtml: boolean): 
   const bytes = body.subarray(start);
   if (!encoding) {
     try {
-      return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), encoding: 'utf-8' };
+      return { text: withoutNul(new TextDecoder('utf-8', { fatal: true }).decode(bytes)), encoding: 'utf-8' };
     } catch {
       encoding = 'windows-1252';
     }
   }
-  return { text: new TextDecoder(encoding).decode(bytes), encoding };
+  return { text: withoutNul(new TextDecoder(encoding).decode(bytes)), encoding };
+}
+
+function withoutNul(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '') : text;
 }

@@ -128,6 +128,18 @@ function largestCandidate(srcset: string | undefined): string | undefined {
 
 const urlAttributes = ['href', 'src', 'poster', 'action'];
 
+/** Each candidate URL of a srcset made absolute, descriptors kept ("a.png 1x, /b.png 2x"). */
+function absoluteSrcset(srcset: string, base: string): string {
+  return srcset
+    .split(',')
+    .map((part) => {
+      const [url, ...descriptors] = part.trim().split(/\s+/);
+      if (!url || url.startsWith('data:')) return part.trim();
+      return [absolute(url, base) ?? url, ...descriptors].join(' ');
+    })
+    .join(', ');
+}
+
 /** The cleaned content as HTML, with link and media URLs made absolute. */
 function renderAbsolute(nodes: AnyNode[], base: string): string {
   const stack = [...nodes];
@@ -138,6 +150,7 @@ function renderAbsolute(nodes: AnyNode[], base: string): string {
       const v = node.attribs[attr];
       if (v && !v.startsWith('data:') && !v.startsWith('#')) node.attribs[attr] = absolute(v, base) ?? v;
     }
+    if (node.attribs.srcset) node.attribs.srcset = absoluteSrcset(node.attribs.srcset, base);
     stack.push(...node.children);
   }
   return render(nodes, { encodeEntities: 'utf8' });

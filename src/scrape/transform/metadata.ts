@@ -16,7 +16,10 @@
 //   it cannot collide with a page's own meta key "canonical".)
 // - Every other <meta name|property|itemprop|http-equiv content> under its original key
 //   (twitter:card, article:section, DC.title, ...): a string, or an array of strings when the
-//   key repeats. The computed fields above win over a raw key of the same name.
+//   key repeats. The computed fields above win over a raw key of the same name, and keys the
+//   pipeline owns (RESERVED: scrapeId, error, cacheState, creditsUsed...) are never taken from the
+//   page: a page's <meta name="error"> must not mark a good scrape as failed, nor a
+//   <meta name="numPages" content="many"> break the response's types.
 // - sourceURL, url, statusCode, contentType from the context.
 // URLs (ogImage, ogUrl, favicon, canonicalUrl) are resolved against <base href>, else the page
 // URL. Values are trimmed; the parser decodes entities, and a value still holding an entity
@@ -137,6 +140,26 @@ const ALIASES: [camel: string, keys: string[]][] = [
   ['articleTag', ['article:tag']],
 ];
 
+/** Metadata keys the scrape pipeline fills in itself (the document's own fields, by their wire names). */
+const RESERVED = new Set([
+  'sourceURL',
+  'url',
+  'statusCode',
+  'contentType',
+  'scrapeId',
+  'error',
+  'numPages',
+  'totalPages',
+  'concurrencyLimited',
+  'concurrencyQueueDurationMs',
+  'proxyUsed',
+  'cacheState',
+  'cachedAt',
+  'creditsUsed',
+  'engine',
+  'ogLocaleAlternate',
+]);
+
 export function extractMetadata(doc: Document, ctx: MetadataContext): Metadata {
   const c = collect(doc);
   const base = resolve(c.base, ctx.url) ?? ctx.url;
@@ -144,7 +167,7 @@ export function extractMetadata(doc: Document, ctx: MetadataContext): Metadata {
   const raw: Metadata = {};
   const firstByLower = new Map<string, string>();
   for (const [key, value] of c.metas) {
-    if (key === '__proto__') continue;
+    if (key === '__proto__' || RESERVED.has(key)) continue;
     const prev = Object.hasOwn(raw, key) ? raw[key] : undefined;
     if (prev === undefined) raw[key] = value;
     else if (Array.isArray(prev)) prev.push(value);

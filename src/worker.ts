@@ -1,0 +1,33 @@
+// Entry point: `npm run worker`. Runs jobs only (no HTTP), beside API processes on one Postgres.
+import { ConfigError, loadConfig } from './config.ts';
+import { startWorker, stopWorkerOnSignals, WorkerConfigError } from './jobs/worker.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let worker;
+  try {
+    worker = await startWorker(config);
+  } catch (err) {
+    if (err instanceof WorkerConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  worker.log.info({ workers: config.workers, queueSchema: config.queueSchema }, 'gleaner worker ready');
+  stopWorkerOnSignals(worker);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
+  process.exit(1);
+});

@@ -1,0 +1,213 @@
+// URL normal form, dedup keys, site relations and crawl/map scope (src/crawl/url.ts).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ApiError } from '../../src/api/errors.ts';
+import {
+  UrlScope,
+  compilePatterns,
+  hostRelation,
+  isHttpUrl,
+  isSubdomainOf,
+  looksLikePage,
+  normalizeUrl,
+  registrableDomain,
+  resolveLink,
+  sameHost,
+  sameSite,
+  urlKey,
+} from '../../src/crawl/url.ts';
+
+describe('normalizeUrl', () => {
+  test('lower-cases scheme and host, drops default ports, fragments, credentials and a trailing host dot', () => {
+    assert.equal(normalizeUrl('HTTP://Example.COM:80/A/B#frag'), 'http://example.com/A/B');
+    assert.equal(normalizeUrl('https://example.com:443/x'), 'https://example.com/x');
+    assert.equal(normalizeUrl('https://example.com:8443/x'), 'https://example.com:8443/x');
+    assert.equal(normalizeUrl('https://user:pw@example.com./x'), 'https://example.com/x');
+    assert.equal(normalizeUrl('https://example.com'), 'https://example.com/');
+  });
+
+  test('resolves dot segments and normalises percent-escapes', () => {
+    assert.equal(normalizeUrl('https://example.com/a/./b/../c'), 'https://example.com/a/c');
+    assert.equal(normalizeUrl('https://example.com/a/%2e%2e/c'), 'https://example.com/c');
+    assert.equal(normalizeUrl('https://example.com/%7euser/%2fx%3a'), 'https://example.com/~user/%2Fx%3A');
+  });
+
+  test('sorts query parameters by name, stably, without re-encoding; drops an empty query', () => {
+    assert.equal(normalizeUrl('https://example.com/p?b=2&a=1&c'), 'https://example.com/p?a=1&b=2&c');
+    assert.equal(normalizeUrl('https://example.com/p?t=2&a=x&t=1'), 'https://example.com/p?a=x&t=2&t=1');
+    assert.equal(normalizeUrl('https://example.com/p?q=a%20b+c'), 'https://example.com/p?q=a%20b+c');
+    assert.equal(normalizeUrl('https://example.com/p?'), 'https://example.com/p');
+    assert.equal(normalizeUrl('https://example.com/p?&&'), 'https://example.com/p');
+  });
+
+  test('ignoreQueryParameters drops the whole query', () => {
+    assert.equal(normalizeUrl('https://example.com/p?b=2&a=1#x', { ignoreQueryParameters: true }), 'https://example.com/p');
+  });
+
+  test('keeps the trailing slash as written (it can matter to the server)', () => {
+    assert.equal(normalizeUrl('https://example.com/blog/'), 'https://example.com/blog/');
+    assert.equal(normalizeUrl('https://example.com/blog'), 'https://example.com/blog');
+  });
+
+  test('non-http(s) and unparsable input gives undefined', () => {
+    for (const u of ['mailto:a@b.c', 'javascript:void(0)', 'tel:+1555', 'ftp://example.com/x', 'data:text/plain,hi', 'not a url', '']) {
+      assert.equal(normalizeUrl(u), undefined, u);
+    }
+    assert.equal(isHttpUrl('https://x.test/'), true);
+    assert.equal(isHttpUrl('ftp://x.test/'), false);
+  });
+});
+
+describe('urlKey (dedup and visited sets)', () => {
+  test('ignores one trailing slash on non-root paths, never on the root', () => {
+    assert.equal(urlKey('https://example.com/docs/'), urlKey('https://example.com/docs'));
+    assert.equal(urlKey('https://example.com/'), 'https://example.com/');
+    assert.equal(urlKey('https://example.com'), 'https://example.com/');
+    assert.notEqual(urlKey('https://example.com/docs'), urlKey('https://example.com/docs/x'));
+  });
+
+  test('equal for URLs that differ only in case of scheme/host, port, fragment, query order', () => {
+    const a = urlKey('HTTPS://WWW.Example.com:443/a/?y=2&x=1#top');
+    const b = urlKey('https://www.example.com/a?x=1&y=2');
+    assert.equal(a, b);
+    assert.notEqual(urlKey('https://example.com/a?x=1'), urlKey('https://example.com/a?x=2'));
+    assert.equal(urlKey('https://example.com/a?x=1', { ignoreQueryParameters: true }), urlKey('https://example.com/a?x=2', { ignoreQueryParameters: true }));
+  });
+
+  test('keeps the path case (paths are case-sensitive)', () => {
+    assert.notEqual(urlKey('https://example.com/About'), urlKey('https://example.com/about'));
+  });
+});
+
+describe('resolveLink', () => {
+  const base = 'https://example.com/dir/page.html';
+  test('relative, absolute, protocol-relative and query links', () => {
+    assert.equal(resolveLink('other', base), 'https://example.com/dir/other');
+    assert.equal(resolveLink('/root', base), 'https://example.com/root');
+    assert.equal(resolveLink('../up', base), 'https://example.com/up');
+    assert.equal(resolveLink('//cdn.example.org/x', base), 'https://cdn.example.org/x');
+    assert.equal(resolveLink('?page=2', base), 'https://example.com/dir/page.html?page=2');
+    assert.equal(resolveLink('  /spaced  ', base), 'https://example.com/spaced');
+    assert.equal(resolveLink('/a#section', base), 'https://example.com/a');
+  });
+  test('drops fragment-only, empty and non-http(s) links', () => {
+    for (const href of ['#top', '', '   ', 'mailto:x@y.z', 'tel:123', 'javascript:void(0)', 'data:,x']) assert.equal(resolveLink(href, base), undefined, href);
+  });
+});
+
+describe('sites and hosts', () => {
+  test('registrable domain from the public suffix list, private suffixes included', () => {
+    assert.equal(registrableDomain('blog.example.co.uk'), 'example.co.uk');
+    assert.equal(registrableDomain('example.co.uk'), 'example.co.uk');
+    assert.equal(registrableDomain('a.b.example.com'), 'example.com');
+    assert.equal(registrableDomain('foo.github.io'), 'foo.github.io');
+    assert.equal(registrableDomain('Example.COM.'), 'example.com');
+  });
+
+  test('localhost and its subdomains are one site; IPs are their own', () => {
+    assert.equal(registrableDomain('localhost'), 'localhost');
+    assert.equal(registrableDomain('blog.localhost'), 'localhost');
+    assert.equal(registrableDomain('a.b.localhost'), 'localhost');
+    assert.equal(registrableDomain('127.0.0.1'), '127.0.0.1');
+    assert.equal(registrableDomain('[::1]'), '::1');
+    assert.ok(sameSite('blog.localhost', 'localhost'));
+    assert.ok(!sameSite('blog.localhost', '127.0.0.1'));
+  });
+
+  test('sameHost ignores case and www.; sameSite spans subdomains but not other sites', () => {
+    assert.ok(sameHost('WWW.example.com', 'example.com'));
+    assert.ok(!sameHost('blog.example.com', 'example.com'));
+    assert.ok(sameSite('blog.example.co.uk', 'example.co.uk'));
+    assert.ok(sameSite('blog.example.co.uk', 'shop.example.co.uk'));
+    assert.ok(!sameSite('example.co.uk', 'other.co.uk'));
+    assert.ok(!sameSite('foo.github.io', 'bar.github.io'));
+  });
+
+  test('isSubdomainOf is label-wise', () => {
+    assert.ok(isSubdomainOf('blog.example.com', 'example.com'));
+    assert.ok(isSubdomainOf('example.com', 'example.com'));
+    assert.ok(!isSubdomainOf('notexample.com', 'example.com'));
+  });
+
+  test('hostRelation', () => {
+    assert.equal(hostRelation('www.example.com', 'example.com'), 'same-host');
+    assert.equal(hostRelation('docs.example.com', 'example.com'), 'same-site');
+    assert.equal(hostRelation('example.org', 'example.com'), 'external');
+  });
+});
+
+describe('compilePatterns', () => {
+  test('compiles valid regexes', () => {
+    const [r] = compilePatterns(['^/blog/.*$'], 'body.includePaths');
+    assert.ok(r.test('/blog/post'));
+  });
+  test('an invalid regex is a 400 naming the field and index', () => {
+    assert.throws(
+      () => compilePatterns(['ok', '(unclosed'], 'body.excludePaths'),
+      (err: unknown) => {
+        assert.ok(err instanceof ApiError);
+        assert.equal(err.statusCode, 400);
+        assert.equal(err.code, 'BAD_REQUEST');
+        assert.match(err.message, /body\.excludePaths\.1/);
+        assert.deepEqual((err.details as { path: string }[])[0].path, 'body.excludePaths.1');
+        return true;
+      },
+    );
+  });
+});
+
+describe('UrlScope', () => {
+  test('same host only by default (www-insensitive); subdomains with allowSubdomains', () => {
+    const s = new UrlScope('https://example.co.uk/');
+    assert.equal(s.verdict('https://www.example.co.uk/a'), 'ok');
+    assert.equal(s.verdict('https://blog.example.co.uk/a'), 'subdomain');
+    assert.equal(s.verdict('https://other.co.uk/a'), 'external');
+    assert.equal(s.verdict('mailto:x@example.co.uk'), 'invalid');
+    const sub = new UrlScope('https://example.co.uk/', { allowSubdomains: true });
+    assert.equal(sub.verdict('https://blog.example.co.uk/a'), 'ok');
+    assert.equal(sub.verdict('https://other.co.uk/a'), 'external');
+    const local = new UrlScope('http://localhost:3000/', { allowSubdomains: true });
+    assert.ok(local.allows('http://blog.localhost:3000/posts/x'));
+  });
+
+  test('allowExternalLinks accepts every host', () => {
+    const s = new UrlScope('https://example.com/', { allowExternalLinks: true });
+    assert.ok(s.allows('https://elsewhere.org/'));
+  });
+
+  test('include/exclude regexes on path + query, or on the full URL', () => {
+    const s = new UrlScope('https://example.com/', { includePaths: ['^/blog/'], excludePaths: ['draft', 'page=2'] });
+    assert.equal(s.verdict('https://example.com/blog/post'), 'ok');
+    assert.equal(s.verdict('https://example.com/docs'), 'not-included');
+    assert.equal(s.verdict('https://example.com/blog/draft-1'), 'excluded');
+    assert.equal(s.verdict('https://example.com/blog/?page=2'), 'excluded');
+    const full = new UrlScope('https://example.com/', { includePaths: ['^https://example\\.com/blog/'], regexOnFullURL: true });
+    assert.ok(full.allows('https://example.com/blog/x'));
+    assert.ok(!full.allows('https://example.com/docs/x'));
+    const onPath = new UrlScope('https://example.com/', { includePaths: ['^https://'] });
+    assert.ok(!onPath.allows('https://example.com/blog/x'), 'without regexOnFullURL the scheme is not part of the subject');
+  });
+
+  test('invalid include/exclude regexes throw 400 naming the field', () => {
+    assert.throws(() => new UrlScope('https://example.com/', { includePaths: ['[a-'] }), /body\.includePaths\.0/);
+    assert.throws(() => new UrlScope('https://example.com/', { excludePaths: ['x', '*'], fieldPrefix: 'body.crawlOptions' }), /body\.crawlOptions\.excludePaths\.1/);
+  });
+
+  test('restrictToStartPath keeps to the start path by whole segments', () => {
+    const s = new UrlScope('https://example.com/docs/', { restrictToStartPath: true });
+    assert.ok(s.allows('https://example.com/docs'));
+    assert.ok(s.allows('https://example.com/docs/api'));
+    assert.equal(s.verdict('https://example.com/docs-old/x'), 'outside-start-path');
+    assert.equal(s.verdict('https://example.com/blog'), 'outside-start-path');
+    assert.ok(new UrlScope('https://example.com/', { restrictToStartPath: true }).allows('https://example.com/anything'));
+  });
+});
+
+test('looksLikePage skips known file extensions', () => {
+  assert.ok(looksLikePage('https://example.com/about'));
+  assert.ok(looksLikePage('https://example.com/page.html'));
+  assert.ok(looksLikePage('https://example.com/v1.2'));
+  for (const u of ['https://example.com/a.pdf', 'https://example.com/logo.PNG', 'https://example.com/s.css?v=1', 'https://example.com/x.zip']) {
+    assert.ok(!looksLikePage(u), u);
+  }
+});
