@@ -169,11 +169,17 @@ const textParam = (v: unknown): string => {
   const s = v instanceof Date ? v.toISOString() : String(v);
   return (s.length > LARGE ? Buffer.from(s) : s) as string;
 };
-const jsonParam = (prefix?: Buffer) => (v: unknown): string => {
-  const s = typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
-  if (s.length <= LARGE) return s;
-  return (prefix ? Buffer.concat([prefix, Buffer.from(s)]) : Buffer.from(s)) as unknown as string;
-};
+const jsonParam =
+  (prefix?: Buffer) =>
+  (v: unknown): string => {
+    const s = typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
+    if (s.length <= LARGE) return s;
+    if (!prefix) return Buffer.from(s) as unknown as string;
+    const out = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(s));
+    prefix.copy(out);
+    out.write(s, prefix.length);
+    return out as unknown as string;
+  };
 const pgliteCodecs = {
   serializers: {
     // Text (e.g. '\\x0102') still goes as text, parsed by Postgres as node-postgres would send it.
