@@ -9,6 +9,7 @@ import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { mapRoutes } from './api/routes/map.ts';
+import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
 import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
@@ -16,6 +17,7 @@ import { Mapper } from './crawl/map.ts';
 import { RobotsCache } from './crawl/robots.ts';
 import { SitemapReader } from './crawl/sitemap.ts';
 import { TeamConcurrency } from './jobs/concurrency.ts';
+import { BrowserEngine } from './scrape/engines/browser.ts';
 import { HttpEngine } from './scrape/engines/http.ts';
 import { Scraper } from './scrape/scrape.ts';
 import type { Db } from './store/db.ts';
@@ -65,8 +67,27 @@ export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance
     maxBytes: config.scrapeMaxBytes,
   });
   app.addHook('onClose', () => http.close());
-  const scraper = new Scraper({ db, http, concurrency: new TeamConcurrency(), maxConcurrency: config.teamMaxConcurrency, log: app.log });
-  await app.register(scrapeRoutes, { db, scraper });
+  // Chromium starts on the first request that needs it; without it the service still runs.
+  const browser = new BrowserEngine({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    executablePath: config.chromiumPath,
+    maxPages: config.browserMaxPages,
+    recycleAfterPages: config.browserRecycleAfter,
+    filterLists: config.adblockLists,
+  });
+  if (!browser.available) app.log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
+  app.addHook('onClose', () => browser.close());
+  const scraper = new Scraper({
+    db,
+    http,
+    browser,
+    concurrency: new TeamConcurrency(),
+    maxConcurrency: config.teamMaxConcurrency,
+    log: app.log,
+    fileTtlMs: config.fileTtlMs,
+  });
+  await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
+  await app.register(fileRoutes, { db });
   const robots = new RobotsCache({ http });
   const mapper = new Mapper({ db, http, robots, sitemaps: new SitemapReader({ http, robots }), log: app.log });
   await app.register(mapRoutes, { mapper });

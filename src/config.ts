@@ -58,6 +58,12 @@ const envSchema = z.object({
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
   SCRAPE_MAX_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
+  BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
+  GLEANER_ADBLOCK_LISTS: z.string().optional(),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  FILE_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -83,6 +89,14 @@ export interface Config {
   proxyUrl: string | undefined;
   enhancedProxyUrl: string | undefined;
   scrapeMaxBytes: number;
+  chromiumPath: string;
+  browserMaxPages: number;
+  browserRecycleAfter: number;
+  /** Extra ad-block filter list files (EasyList syntax). */
+  adblockLists: string[];
+  /** Base of URLs handed out for stored files; unset: the origin each request arrived at. */
+  publicUrl: string | undefined;
+  fileTtlMs: number;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -130,6 +144,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxyUrl: e.PROXY_URL,
     enhancedProxyUrl: e.PROXY_ENHANCED_URL,
     scrapeMaxBytes: e.SCRAPE_MAX_BYTES,
+    chromiumPath: e.CHROMIUM_PATH,
+    browserMaxPages: e.BROWSER_MAX_PAGES,
+    browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,
+    adblockLists: (e.GLEANER_ADBLOCK_LISTS ?? '').split(',').map((f) => f.trim()).filter(Boolean),
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    fileTtlMs: e.FILE_TTL_HOURS * 3_600_000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -2,6 +2,7 @@
 // the Scrape document it returns. Options a later part of Gleaner adds are refused by name
 // (`unsupported` below), never accepted and ignored.
 import { z } from 'zod';
+import { browserActionSchema } from '../scrape/engines/browser/actions.ts';
 
 export const DEFAULT_MAX_AGE_MS = 172_800_000; // 2 days
 export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 60 * 60 * 1000; // 2 years
@@ -91,7 +92,6 @@ export const redactOptions = z
   })
   .strict();
 
-const action = z.object({ type: z.string() }).passthrough();
 
 /** Scrape options shared by scrape, batch scrape and crawl `scrapeOptions`. */
 export const scrapeOptionsShape = {
@@ -108,7 +108,7 @@ export const scrapeOptionsShape = {
   skipTlsVerification: z.boolean().default(true),
   timeout: z.number().int().min(1000).max(300_000).default(60_000).describe('ms'),
   parsers: z.array(z.union([z.literal('pdf'), pdfParser, z.object({ type: z.literal('image') }).strict()])).optional(),
-  actions: z.array(action).max(50).optional(),
+  actions: z.array(browserActionSchema).max(50).optional().describe('Run in the browser, in order, before the content is read'),
   location: z
     .object({ country: z.string().regex(/^[A-Za-z]{2}$/).default('US'), languages: z.array(z.string().min(2).max(35)).max(20).optional() })
     .strict()
@@ -168,6 +168,15 @@ export const scrapeDocument = z
     links: z.array(z.string()).optional(),
     images: z.array(z.string()).optional(),
     attributes: z.array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) })).optional(),
+    screenshot: z.string().optional().describe('URL of the stored image (a data: URL under zero data retention)'),
+    actions: z
+      .object({
+        screenshots: z.array(z.string()),
+        scrapes: z.array(z.object({ url: z.string(), html: z.string() })),
+        javascriptReturns: z.array(z.object({ type: z.string(), value: z.unknown() })),
+        pdfs: z.array(z.string()),
+      })
+      .optional(),
     metadata,
     warning: z.string().optional(),
   })

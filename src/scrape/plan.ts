@@ -2,6 +2,7 @@
 // cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
 import { BadRequestError } from '../api/errors.ts';
 import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
+import type { ScreenshotOptions } from './engines/browser.ts';
 import { selectorProblem } from './transform/clean.ts';
 
 export interface FormatPlan {
@@ -13,6 +14,7 @@ export interface FormatPlan {
   images: boolean;
   summary: boolean;
   attributes: { selector: string; attribute: string }[] | undefined;
+  screenshot: ScreenshotOptions | undefined;
 }
 
 export interface CachePolicy {
@@ -26,9 +28,21 @@ export interface CachePolicy {
   store: boolean;
 }
 
+/**
+ * Which engine fetches the page. `browser`: the request needs one (actions, screenshot, waitFor,
+ * mobile emulation, profile). `http`: the HTTP engine, upgraded to the browser when its answer is
+ * not the real page (an empty or script-only body, an SPA shell, a <noscript> wall).
+ */
+export interface EnginePlan {
+  kind: 'http' | 'browser';
+  /** Why the browser is needed (request fields), for messages and metadata. */
+  reasons: string[];
+}
+
 export interface ScrapePlan {
   formats: FormatPlan;
   cache: CachePolicy;
+  engine: EnginePlan;
 }
 
 interface Issue {
@@ -38,7 +52,6 @@ interface Issue {
 
 // Formats whose engines arrive with later parts of Gleaner (browser, LLM formats, media).
 const notYet: Record<string, string> = {
-  screenshot: 'needs the browser engine, not available in this version',
   json: 'JSON extraction is not available in this version',
   changeTracking: 'change tracking is not available in this version',
   branding: 'branding is not available in this version',
@@ -62,12 +75,19 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     images: false,
     summary: false,
     attributes: undefined,
+    screenshot: undefined,
   };
   const list: ScrapeFormatInput[] = req.formats ?? ['markdown'];
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
     if (notYet[type]) {
       issues.push({ path: `body.formats.${i}`, message: `format "${type}": ${notYet[type]}` });
+      return;
+    }
+    if (type === 'screenshot') {
+      if (formats.screenshot) issues.push({ path: `body.formats.${i}`, message: 'at most one screenshot format per request' });
+      const { type: _type, ...options } = typeof f === 'string' ? { type } : (f as { type: string } & ScreenshotOptions);
+      formats.screenshot = options;
       return;
     }
     if (type === 'attributes') {
@@ -78,16 +98,15 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
       return;
     }
-    formats[type as Exclude<keyof FormatPlan, 'attributes'>] = true;
+    formats[type as Exclude<keyof FormatPlan, 'attributes' | 'screenshot'>] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
     issues.push({ path: 'body.formats', message: 'format "rawBase64" must be requested alone' });
   }
 
   if (req.onlyCleanContent) issues.push({ path: 'body.onlyCleanContent', message: 'needs the LLM pass, not available in this version' });
-  if (req.waitFor > 0) issues.push({ path: 'body.waitFor', message: 'needs the browser engine, not available in this version' });
-  if (req.actions?.length) issues.push({ path: 'body.actions', message: 'needs the browser engine, not available in this version' });
-  if (req.profile) issues.push({ path: 'body.profile', message: 'needs the browser engine, not available in this version' });
+  const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
+  if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });
   if (req.waitFor > req.timeout / 2) issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });
   if (req.minAge !== undefined && req.lockdown) {
     // Both read only the cache; lockdown's own semantics (and billing) win.
@@ -108,17 +127,25 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   }
 
-  const personalised = Boolean(req.headers && Object.keys(req.headers).length) || Boolean(req.actions?.length);
+  const personalised = Boolean(req.headers && Object.keys(req.headers).length) || Boolean(req.actions?.length) || Boolean(req.profile);
+  const reasons = [
+    req.actions?.length ? 'actions' : '',
+    formats.screenshot ? 'screenshot' : '',
+    req.waitFor > 0 ? 'waitFor' : '',
+    req.mobile ? 'mobile' : '',
+    req.profile ? 'profile' : '',
+  ].filter(Boolean);
   return {
     formats,
+    engine: { kind: reasons.length ? 'browser' : 'http', reasons },
     cache: {
       // minAge alone reads whatever copy is old enough ("1 accepts any cached data"): the default
       // maxAge does not cap it; an explicit maxAge still does.
       maxAgeMs: req.maxAge ?? (req.lockdown ? LOCKDOWN_MAX_AGE_MS : req.minAge !== undefined ? Number.POSITIVE_INFINITY : DEFAULT_MAX_AGE_MS),
       cacheOnly: req.lockdown || req.minAge !== undefined,
       minAgeMs: req.minAge ?? 0,
-      // Headers (cookies, auth) or actions make the page the caller's own; zero data retention
-      // and lockdown store nothing.
+      // Headers (cookies, auth), actions or a profile make the page the caller's own; zero data
+      // retention and lockdown store nothing.
       store: req.storeInCache && !personalised && !req.zeroDataRetention && !req.lockdown,
     },
   };

@@ -9,11 +9,15 @@ import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
 import type { Db } from '../store/db.ts';
 import { updateJob } from '../store/jobs.ts';
 import { type CachedPage, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';
+import { storeFile } from '../store/files.ts';
+import { readProfile, saveProfile } from '../store/profiles.ts';
 import type { Caller } from '../store/teams.ts';
 import { cacheKey } from './cache-key.ts';
+import type { BrowserEngine, BrowserResponse, StorageState } from './engines/browser.ts';
 import type { HttpEngine, HttpResponse } from './engines/http.ts';
-import { ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
+import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
 import { extractiveSummary } from './formats/summary.ts';
+import { needsRendering } from './needs-render.ts';
 import { type ScrapePlan, planScrape } from './plan.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
 import { transformHtml } from './transform/index.ts';
@@ -25,6 +29,16 @@ export interface ScrapeDeps {
   concurrency: TeamConcurrency;
   maxConcurrency: number;
   log: FastifyBaseLogger;
+  /** Renders pages in Chromium; without it (or without Chromium) browser-only requests get 503. */
+  browser?: BrowserEngine;
+  /** How long stored screenshots and PDFs stay readable. */
+  fileTtlMs: number;
+}
+
+/** Per-request context from the route. */
+export interface ScrapeContext {
+  /** Base of the URLs of stored screenshots and PDFs (PUBLIC_URL, or the request's own origin). */
+  publicUrl: string;
 }
 
 export interface ScrapeOutcome {
@@ -37,6 +51,11 @@ interface Source {
   page: CachedPage;
   cacheState: 'hit' | 'miss';
   proxyUsed: 'basic' | 'enhanced';
+  /** The engine that fetched it (for a cache hit: the one that fetched the cached copy). */
+  engine: 'http' | 'browser';
+  /** A browser fetch's own outputs (screenshot, actions). */
+  rendered?: BrowserResponse;
+  warnings: string[];
 }
 
 export class Scraper {
@@ -46,12 +65,18 @@ export class Scraper {
     this.#d = deps;
   }
 
-  async scrape(caller: Caller, req: ScrapeRequest): Promise<ScrapeOutcome> {
+  async scrape(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext): Promise<ScrapeOutcome> {
     const plan = planScrape(req);
     const { db } = this.#d;
-    if ((req.proxy === 'enhanced' || req.proxy === 'stealth') && !this.#d.http.hasEnhancedProxy) {
+    const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
+    if (wantsEnhanced && !this.#d.http.hasEnhancedProxy) {
       // Refused before any job exists or credit is checked, like every other invalid option.
       const message = `proxy "${req.proxy}" needs PROXY_ENHANCED_URL to be configured`;
+      throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
+    }
+    if (wantsEnhanced && plan.engine.kind === 'browser' && this.#d.browser?.available) {
+      // Browser fetches connect directly (through the SSRF guard), never through upstream proxies.
+      const message = `proxy "${req.proxy}" cannot be combined with ${plan.engine.reasons.join(', ')} (browser fetches do not use upstream proxies)`;
       throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
     }
     // Under zero data retention or lockdown the URL is not written anywhere.
@@ -73,6 +98,7 @@ export class Scraper {
       const source = await this.#obtain(req, plan, caller, job.id, deadline);
       const credits = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const document = this.#render(req, plan, source, job.id, credits);
+      await this.#attachBrowserOutputs(document, source, req, caller, job.id, ctx);
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
         document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
@@ -95,14 +121,18 @@ export class Scraper {
   async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, deadline: AbortSignal): Promise<Source> {
     const { db } = this.#d;
     const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
+    // Caller headers make the page the caller's own; screenshots, actions and profiles need a
+    // fresh browser session.
     const personalised = Boolean(req.headers && Object.keys(req.headers).length);
-    if (!personalised) {
+    const needsSession = Boolean(plan.formats.screenshot || req.actions?.length || req.profile);
+    if (!personalised && !needsSession) {
       const cached = await readCachedPage(db, key, plan.cache);
       const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
       if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) {
         // The cache is shared by every fragment of a URL: this request's own fragment goes on the
         // final URL, as a browser carries it across redirects.
-        return { page: { ...cached, finalUrl: withFragment(cached.finalUrl, req.url) }, cacheState: 'hit', proxyUsed: 'basic' };
+        const page = { ...cached, finalUrl: withFragment(cached.finalUrl, req.url) };
+        return { page, cacheState: 'hit', proxyUsed: 'basic', engine: cached.engine, warnings: [] };
       }
     }
     if (req.lockdown) {
@@ -111,6 +141,26 @@ export class Scraper {
     }
     if (plan.cache.cacheOnly) {
       throw new NotFoundError(`No cached copy of this page at least ${plan.cache.minAgeMs} ms old`, 'SCRAPE_NO_CACHED_DATA');
+    }
+    const fresh = await this.#fetchFresh(req, plan, caller, deadline);
+    const { page } = fresh;
+    if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300) {
+      // Stored without fragments: another request for the same page must not inherit this one's.
+      const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
+      await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+    }
+    return fresh;
+  }
+
+  // Engine choice (README "Engines"): the browser when the request needs it; otherwise HTTP,
+  // upgraded to the browser when the HTML is a shell that only JavaScript fills.
+  async #fetchFresh(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, deadline: AbortSignal): Promise<Source> {
+    const { browser } = this.#d;
+    const warnings: string[] = [];
+    if (plan.engine.kind === 'browser') {
+      const onlyMobile = plan.engine.reasons.length === 1 && plan.engine.reasons[0] === 'mobile';
+      if (browser?.available || !onlyMobile) return this.#renderInBrowser(req, plan, caller, deadline, warnings);
+      warnings.push('mobile: Chromium is not installed, so the page was fetched over HTTP with a mobile User-Agent only');
     }
     const { response, proxyUsed } = await this.#fetch(req, deadline);
     const page: CachedPage = {
@@ -121,13 +171,75 @@ export class Scraper {
       headers: response.headers,
       body: response.body,
       fetchedAt: new Date(),
+      engine: 'http',
     };
-    if (plan.cache.store && response.status >= 200 && response.status < 300) {
-      // Stored without fragments: another request for the same page must not inherit this one's.
-      const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
-      await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+    const isHtml = /html/i.test(response.contentType) || detectContentKind(response.contentType, response.url, response.body) === 'html';
+    if (isHtml && proxyUsed === 'basic' && browser?.available && needsRendering(decodeText(response.body, response.contentType, true).text)) {
+      try {
+        return await this.#renderInBrowser(req, plan, caller, deadline, warnings);
+      } catch (err) {
+        if (deadline.aborted || !(err instanceof ScrapeError)) throw err;
+        warnings.push(`the page looks rendered by JavaScript but the browser failed (${err.code}); the served HTML was used`);
+      }
     }
-    return { page, cacheState: 'miss', proxyUsed };
+    return { page, cacheState: 'miss', proxyUsed, engine: 'http', warnings };
+  }
+
+  async #renderInBrowser(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, deadline: AbortSignal, warnings: string[]): Promise<Source> {
+    const { browser, db } = this.#d;
+    if (!browser) throw new BrowserUnavailableError(`${plan.engine.reasons.join(', ') || 'rendering'} needs the browser engine, which this process does not run`);
+    const profile = req.profile ? await readProfile(db, caller.teamId, req.profile.name) : undefined;
+    const saveProfileState = Boolean(req.profile && req.profile.saveChanges !== false);
+    const res = await browser.fetch({
+      url: req.url,
+      headers: req.headers,
+      timeoutMs: req.timeout,
+      signal: deadline,
+      skipTlsVerification: req.skipTlsVerification,
+      mobile: req.mobile,
+      location: req.location,
+      waitForMs: req.waitFor,
+      blockAds: req.blockAds,
+      actions: req.actions,
+      screenshot: plan.formats.screenshot,
+      storageState: profile?.state as StorageState | undefined,
+      saveStorageState: saveProfileState,
+    });
+    if (req.profile && res.storageState && saveProfileState) await saveProfile(db, caller.teamId, req.profile.name, res.storageState);
+    const page: CachedPage = {
+      url: req.url,
+      finalUrl: res.url,
+      statusCode: res.status,
+      contentType: res.contentType,
+      headers: res.headers,
+      // The rendered DOM (UTF-8), or the raw bytes of a non-HTML answer.
+      body: res.body ?? Buffer.from(res.html, 'utf8'),
+      fetchedAt: new Date(),
+      engine: res.body ? 'http' : 'browser',
+    };
+    return { page, cacheState: 'miss', proxyUsed: 'basic', engine: 'browser', rendered: res, warnings };
+  }
+
+  // Screenshots and action PDFs become URLs of our own file route (data: URLs under zero data
+  // retention, where nothing is stored); action scrapes and script returns go in as they are.
+  async #attachBrowserOutputs(doc: ScrapeDocument, source: Source, req: ScrapeRequest, caller: Caller, jobId: string, ctx: ScrapeContext): Promise<void> {
+    const r = source.rendered;
+    if (!r) return;
+    const keep = async (data: Buffer, type: string, ext: string): Promise<string> => {
+      if (req.zeroDataRetention || req.lockdown) return `data:${type};base64,${data.toString('base64')}`;
+      const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType: type, data, ttlMs: this.#d.fileTtlMs });
+      return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
+    };
+    const image = (s: { data: Buffer; type: 'png' | 'jpeg' }) => keep(s.data, `image/${s.type}`, s.type === 'jpeg' ? 'jpg' : 'png');
+    if (r.screenshot) doc.screenshot = await image(r.screenshot);
+    if (req.actions?.length) {
+      doc.actions = {
+        screenshots: await Promise.all(r.actions.screenshots.map(image)),
+        scrapes: r.actions.scrapes,
+        javascriptReturns: r.actions.javascriptReturns,
+        pdfs: await Promise.all(r.actions.pdfs.map((p) => keep(p, 'application/pdf', 'pdf'))),
+      };
+    }
   }
 
   // proxy: basic → PROXY_URL or direct; enhanced/stealth → PROXY_ENHANCED_URL; auto → basic,
@@ -163,11 +275,12 @@ export class Scraper {
       contentType: page.contentType,
     };
     const doc: ScrapeDocument = { metadata: { ...base } };
-    const warnings: string[] = [];
+    const warnings: string[] = [...source.warnings];
     if (f.rawBase64) {
       doc.rawBase64 = page.body.toString('base64');
     } else if (kind === 'html' || kind === 'xml' || kind === 'text' || kind === 'json') {
-      const { text } = decodeText(page.body, page.contentType, kind === 'html');
+      // A rendered DOM is UTF-8 whatever charset the target declared.
+      const { text } = decodeText(page.body, page.engine === 'browser' ? 'text/html; charset=utf-8' : page.contentType, kind === 'html');
       if (f.rawHtml) doc.rawHtml = text;
       if (kind === 'html') {
         const out = transformHtml({
@@ -214,7 +327,7 @@ export class Scraper {
     doc.metadata.cacheState = source.cacheState;
     if (source.cacheState === 'hit') doc.metadata.cachedAt = page.fetchedAt.toISOString();
     doc.metadata.creditsUsed = credits;
-    doc.metadata.engine = 'http';
+    doc.metadata.engine = source.engine;
     if (warnings.length) doc.warning = warnings.join('; ');
     return doc;
   }

@@ -112,8 +112,10 @@ export const migrations: Migration[] = [
   },
   {
     id: 3,
-    name: 'stored files and browser profiles',
+    name: 'stored files, browser profiles, cache engine',
     sql: `
+      ALTER TABLE page_cache ADD COLUMN engine text NOT NULL DEFAULT 'http';
+
       -- Binary outputs served back by URL (screenshots, PDFs of actions). The id is a random
       -- 128-bit token: knowing it is the permission to read, as with a signed storage URL.
       CREATE TABLE stored_files (

@@ -9,6 +9,8 @@ export interface CachedPage {
   headers: Record<string, string>;
   body: Buffer;
   fetchedAt: Date;
+  /** What produced the body: the served bytes (`http`) or the rendered DOM (`browser`). */
+  engine: 'http' | 'browser';
 }
 
 /** Which copies a request accepts, by age (ms). */
@@ -28,7 +30,7 @@ export async function readCachedPage(db: Queryable, cacheKey: string, window?: C
   const at = (ageMs: number) => (Number.isFinite(ageMs) && Math.abs(ageMs) < 1e14 ? new Date(now - ageMs) : null);
   const { rows } = await db.query<CachedPage & { body: Uint8Array }>(
     `SELECT url, final_url AS "finalUrl", status_code AS "statusCode", content_type AS "contentType",
-            headers, body, fetched_at AS "fetchedAt"
+            headers, body, fetched_at AS "fetchedAt", engine
      FROM page_cache
      WHERE cache_key = $1 AND ($2::timestamptz IS NULL OR fetched_at >= $2) AND ($3::timestamptz IS NULL OR fetched_at <= $3)`,
     [cacheKey, window ? at(window.maxAgeMs) : null, window && window.minAgeMs > 0 ? at(window.minAgeMs) : null],
@@ -39,13 +41,13 @@ export async function readCachedPage(db: Queryable, cacheKey: string, window?: C
 
 export async function writeCachedPage(db: Queryable, cacheKey: string, page: CachedPage): Promise<void> {
   await db.query(
-    `INSERT INTO page_cache (cache_key, url, final_url, status_code, content_type, headers, body, fetched_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)
+    `INSERT INTO page_cache (cache_key, url, final_url, status_code, content_type, headers, body, fetched_at, engine)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
      ON CONFLICT (cache_key) DO UPDATE SET url = EXCLUDED.url, final_url = EXCLUDED.final_url,
        status_code = EXCLUDED.status_code, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
-       body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at
+       body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at, engine = EXCLUDED.engine
      WHERE page_cache.fetched_at <= EXCLUDED.fetched_at`,
-    [cacheKey, page.url, page.finalUrl, page.statusCode, page.contentType, JSON.stringify(page.headers), page.body, page.fetchedAt],
+    [cacheKey, page.url, page.finalUrl, page.statusCode, page.contentType, JSON.stringify(page.headers), page.body, page.fetchedAt, page.engine],
   );
 }
 

@@ -9,7 +9,10 @@ import type { Db } from '../../store/db.ts';
 import { readScrapeResult } from '../../store/pages.ts';
 import { NotFoundError } from '../errors.ts';
 
-export async function scrapeRoutes(app: FastifyInstance, { db, scraper }: { db: Db; scraper: Scraper }): Promise<void> {
+export async function scrapeRoutes(
+  app: FastifyInstance,
+  { db, scraper, publicUrl }: { db: Db; scraper: Scraper; publicUrl?: string },
+): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['scrape'];
 
@@ -24,14 +27,15 @@ export async function scrapeRoutes(app: FastifyInstance, { db, scraper }: { db: 
           'Fetches the page and returns the requested formats. Target failures answer with a code: ' +
           'SCRAPE_TIMEOUT (408), SCRAPE_BLOCKED_URL (403), SCRAPE_DNS_RESOLUTION_ERROR, SCRAPE_CONNECTION_ERROR, ' +
           'SCRAPE_SSL_ERROR, SCRAPE_TOO_MANY_REDIRECTS, SCRAPE_RESPONSE_TOO_LARGE, SCRAPE_SITE_ERROR (502), ' +
-          'SCRAPE_UNSUPPORTED_FILE_ERROR (415), SCRAPE_NO_CACHED_DATA and SCRAPE_LOCKDOWN_CACHE_MISS (404). ' +
+          'SCRAPE_UNSUPPORTED_FILE_ERROR (415), SCRAPE_ACTION_ERROR (400: an action failed; the message names its index), ' +
+          'BROWSER_UNAVAILABLE (503: the request needs Chromium, which is not installed), SCRAPE_NO_CACHED_DATA and SCRAPE_LOCKDOWN_CACHE_MISS (404). ' +
           "A target's own 4xx/5xx is a successful scrape with metadata.statusCode and metadata.error.",
         body: scrapeRequest,
-        response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 502: errorBody, ...authErrors },
+        response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 502: errorBody, 503: errorBody, ...authErrors },
       },
     },
     async (request) => {
-      const { document } = await scraper.scrape(request.caller, request.body);
+      const { document } = await scraper.scrape(request.caller, request.body, { publicUrl: publicUrl ?? `${request.protocol}://${request.host}` });
       return { success: true as const, data: document, ...(document.warning ? { warning: document.warning } : {}) };
     },
   );
