@@ -6,6 +6,7 @@
 // workers) and its schedules; it must not assume it runs in only one process.
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
+import { deleteExpiredFiles } from '../store/files.ts';
 import type { JobQueue, Log } from './queue.ts';
 
 export interface JobContext {
@@ -17,8 +18,18 @@ export interface JobContext {
 
 export type JobRegistration = (ctx: JobContext) => Promise<void> | void;
 
+/** Expired screenshots and PDFs are deleted every hour (reads already refuse them). */
+async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
+  await queue.createQueue('sweep-files', { retryLimit: 1 });
+  await queue.work('sweep-files', async () => {
+    const n = await deleteExpiredFiles(db);
+    if (n) log.info({ files: n }, 'deleted expired files');
+  });
+  await queue.schedule('sweep-files', '17 * * * *');
+}
+
 /** The features' registrations, in order. */
-export const jobRegistrations: JobRegistration[] = [];
+export const jobRegistrations: JobRegistration[] = [sweepFiles];
 
 export async function registerJobs(ctx: JobContext, extra: JobRegistration[] = []): Promise<void> {
   for (const register of [...jobRegistrations, ...extra]) await register(ctx);
