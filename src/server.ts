@@ -1,18 +1,9 @@
 // Entry point: `npm start`. Reads configuration, starts the service, stops it on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { startService, stopOnSignals } from './service.ts';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const service = await startService(config);
   service.app.log.info({ url: service.url, database: service.db.kind }, 'gleaner ready');
   stopOnSignals(service);

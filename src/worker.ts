@@ -1,18 +1,9 @@
 // Entry point: `npm run worker`. Runs jobs only (no HTTP), beside API processes on one Postgres.
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { startWorker, stopWorkerOnSignals, WorkerConfigError } from './jobs/worker.ts';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   let worker;
   try {
     worker = await startWorker(config);

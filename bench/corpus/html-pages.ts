@@ -2,22 +2,13 @@
 // boilerplate, docs pages with code and tables, forum threads, product pages, long blog posts and
 // wiki-like pages dense with links and tables. Same seed → same bytes; sizes spread over 50–500 KB.
 
+import { prng } from '../../test/fixtures/site/prose.ts';
+
 export interface CorpusPage {
   name: string;
   html: string;
 }
 
-/** mulberry32: small, fast, deterministic. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were ' +
@@ -32,7 +23,7 @@ const WORDS = (
 class Gen {
   private readonly r: () => number;
   constructor(seed: number) {
-    this.r = rng(seed);
+    this.r = prng(seed);
   }
   int(lo: number, hi: number): number {
     return lo + Math.floor(this.r() * (hi - lo + 1));
