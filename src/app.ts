@@ -7,12 +7,14 @@ import { installAuth } from './api/auth.ts';
 import { installErrorHandling } from './api/errors.ts';
 import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
+import { crawlRoutes } from './api/routes/crawl.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { mapRoutes } from './api/routes/map.ts';
 import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
 import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
+import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import { RobotsCache } from './crawl/robots.ts';
 import { SitemapReader } from './crawl/sitemap.ts';
@@ -32,7 +34,7 @@ export interface AppDeps {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, db, queue }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     // Every log line of a request carries reqId; a caller's own X-Request-Id is kept when sane.
@@ -89,7 +91,13 @@ export async function buildApp({ config, db }: AppDeps): Promise<FastifyInstance
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
   const robots = new RobotsCache({ http });
-  const mapper = new Mapper({ db, http, robots, sitemaps: new SitemapReader({ http, robots }), log: app.log });
+  const sitemaps = new SitemapReader({ http, robots });
+  const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
+  if (queue) {
+    // Routes only start crawls and read them; the pages run in the queue's workers.
+    const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log });
+    await app.register(crawlRoutes, { crawler, publicUrl: config.publicUrl });
+  }
   return app;
 }

@@ -51,15 +51,17 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     log.warn('GLEANER_WORKERS=0 with the embedded database: jobs are queued, but no process can run them');
   }
   let app: FastifyInstance;
+  let cleanupJobs: () => Promise<void> = async () => undefined;
   try {
     await queue.start();
     app = await buildApp({ config, db, queue });
     // Handlers start taking jobs here (embedded workers), before the server listens.
-    await registerJobs({ queue, db, config, log }, opts.jobs);
+    cleanupJobs = await registerJobs({ queue, db, config, log }, opts.jobs);
     await opts.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await queue.stop({ graceful: false }).catch(() => undefined);
+    await cleanupJobs();
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -74,7 +76,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     queue,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     stop() {
-      stopping ??= stopGracefully(app, queue, db, config.shutdownTimeoutMs);
+      stopping ??= stopGracefully(app, queue, db, config.shutdownTimeoutMs, cleanupJobs);
       return stopping;
     },
   };
@@ -83,7 +85,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
 // Stop accepting requests and fetching jobs, let in-flight requests and jobs finish within the
 // bound, then cut what is left (running jobs are retried later) and close the database, so a
 // restart on the same data loses nothing.
-async function stopGracefully(app: FastifyInstance, queue: JobQueue, db: Db, timeoutMs: number): Promise<void> {
+async function stopGracefully(app: FastifyInstance, queue: JobQueue, db: Db, timeoutMs: number, cleanupJobs: () => Promise<void>): Promise<void> {
   const timer = setTimeout(() => {
     app.log.warn({ timeoutMs }, 'shutdown bound reached: closing remaining connections');
     app.server.closeAllConnections();
@@ -99,6 +101,7 @@ async function stopGracefully(app: FastifyInstance, queue: JobQueue, db: Db, tim
   } finally {
     clearTimeout(timer);
     clearInterval(idleSweep);
+    await cleanupJobs();
     await db.close();
   }
 }

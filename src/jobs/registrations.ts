@@ -7,6 +7,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
+import { registerCrawlJobs } from '../crawl/crawler.ts';
 import type { JobQueue, Log } from './queue.ts';
 
 export interface JobContext {
@@ -14,6 +15,8 @@ export interface JobContext {
   db: Db;
   config: Config;
   log: Log;
+  /** Registers a clean-up (engines to close) run when the process stops, after the queue stopped. */
+  onStop?: (fn: () => Promise<void> | void) => void;
 }
 
 export type JobRegistration = (ctx: JobContext) => Promise<void> | void;
@@ -29,8 +32,20 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
 }
 
 /** The features' registrations, in order. */
-export const jobRegistrations: JobRegistration[] = [sweepFiles];
+export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs];
 
-export async function registerJobs(ctx: JobContext, extra: JobRegistration[] = []): Promise<void> {
-  for (const register of [...jobRegistrations, ...extra]) await register(ctx);
+/** Runs every registration; resolves to the clean-up to run once the queue has stopped. */
+export async function registerJobs(ctx: JobContext, extra: JobRegistration[] = []): Promise<() => Promise<void>> {
+  const closers: (() => Promise<void> | void)[] = [];
+  const full: JobContext = { ...ctx, onStop: (fn) => closers.push(fn) };
+  const cleanup = async () => {
+    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch((err: unknown) => ctx.log.warn({ err }, 'job clean-up failed'));
+  };
+  try {
+    for (const register of [...jobRegistrations, ...extra]) await register(full);
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  return cleanup;
 }

@@ -37,11 +37,13 @@ export async function startWorker(config: Config, opts: WorkerOptions = {}): Pro
   const log = pino({ level: config.logLevel });
   const db = await openStore(config);
   const queue = jobQueueFromConfig(config, db, log.child({ component: 'jobs' }), 'worker');
+  let cleanupJobs: () => Promise<void> = async () => undefined;
   try {
     await queue.start();
-    await registerJobs({ queue, db, config, log }, opts.jobs);
+    cleanupJobs = await registerJobs({ queue, db, config, log }, opts.jobs);
   } catch (err) {
     await queue.stop({ graceful: false }).catch(() => undefined);
+    await cleanupJobs();
     await db.close().catch(() => undefined);
     throw err;
   }
@@ -56,6 +58,7 @@ export async function startWorker(config: Config, opts: WorkerOptions = {}): Pro
         try {
           await queue.stop({ graceful: true, timeoutMs: config.shutdownTimeoutMs });
         } finally {
+          await cleanupJobs();
           await db.close();
         }
       })();

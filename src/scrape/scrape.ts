@@ -1,5 +1,6 @@
 // One scrape, start to finish: plan, job ledger, credits, cache, engine, transform, store.
 // Data flows one way: request → job → engine (or cache) → transform → store → document.
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { BadRequestError, NotFoundError } from '../api/errors.ts';
@@ -66,8 +67,49 @@ export class Scraper {
   }
 
   async scrape(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext): Promise<ScrapeOutcome> {
-    const plan = planScrape(req);
+    const plan = this.#check(req);
     const { db } = this.#d;
+    // Under zero data retention or lockdown the URL is not written anywhere.
+    const quiet = req.zeroDataRetention || req.lockdown;
+    // The credit check (402) and the job record, in one statement.
+    const job = await createBillableJob(
+      db,
+      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
+      1,
+    );
+    try {
+      const { document, credits } = await this.#produce(caller, req, plan, ctx, job.id, job.id);
+      // Charge, stored document and completed job in one statement. Lockdown is treated as zero
+      // data retention (spec): neither keeps the document.
+      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: quiet ? undefined : document });
+      return { document, jobId: job.id };
+    } catch (err) {
+      const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
+      await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
+      // Under zero data retention or lockdown the URL must not reach the logs through the message.
+      if (quiet && err instanceof ScrapeError) throw withoutUrl(err, req.url);
+      throw err;
+    }
+  }
+
+  /** Validates a request as POST /v2/scrape would (400 naming the field); returns its plan. */
+  check(req: ScrapeRequest): ScrapePlan {
+    return this.#check(req);
+  }
+
+  /**
+   * One page of a parent job (a crawl or batch scrape page): the same pipeline, without a job row
+   * of its own, a stored result or a charge. The caller stores the document and charges `credits`
+   * (idempotently, once per page). Files (screenshots) belong to the parent job;
+   * metadata.scrapeId is a fresh id.
+   */
+  async scrapeForParent(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext, parentJobId: string): Promise<{ document: ScrapeDocument; credits: number }> {
+    const plan = this.#check(req);
+    return this.#produce(caller, req, plan, ctx, parentJobId, randomUUID());
+  }
+
+  #check(req: ScrapeRequest): ScrapePlan {
+    const plan = planScrape(req);
     const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
     if (wantsEnhanced && !this.#d.http.hasEnhancedProxy) {
       // Refused before any job exists or credit is checked, like every other invalid option.
@@ -79,14 +121,18 @@ export class Scraper {
       const message = `proxy "${req.proxy}" cannot be combined with ${plan.engine.reasons.join(', ')} (browser fetches do not use upstream proxies)`;
       throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
     }
-    // Under zero data retention or lockdown the URL is not written anywhere.
-    const quiet = req.zeroDataRetention || req.lockdown;
-    // The credit check (402) and the job record, in one statement.
-    const job = await createBillableJob(
-      db,
-      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
-      1,
-    );
+    return plan;
+  }
+
+  /** Slot, source, document: `jobId` owns charges and files, `scrapeId` goes in the metadata. */
+  async #produce(
+    caller: Caller,
+    req: ScrapeRequest,
+    plan: ScrapePlan,
+    ctx: ScrapeContext,
+    jobId: string,
+    scrapeId: string,
+  ): Promise<{ document: ScrapeDocument; credits: number }> {
     const deadline = AbortSignal.timeout(req.timeout);
     let slot: Slot | undefined;
     try {
@@ -95,24 +141,15 @@ export class Scraper {
       slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
         throw new ScrapeTimeoutError(req.timeout, req.url);
       });
-      const source = await this.#obtain(req, plan, caller, job.id, deadline);
+      const source = await this.#obtain(req, plan, caller, jobId, deadline);
       const credits = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
-      const document = this.#render(req, plan, source, job.id, credits);
-      await this.#attachBrowserOutputs(document, source, req, caller, job.id, ctx);
+      const document = this.#render(req, plan, source, scrapeId, credits);
+      await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
         document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
       }
-      // Charge, stored document and completed job in one statement. Lockdown is treated as zero
-      // data retention (spec): neither keeps the document.
-      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: quiet ? undefined : document });
-      return { document, jobId: job.id };
-    } catch (err) {
-      const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
-      await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
-      // Under zero data retention or lockdown the URL must not reach the logs through the message.
-      if (quiet && err instanceof ScrapeError) throw withoutUrl(err, req.url);
-      throw err;
+      return { document, credits };
     } finally {
       slot?.release();
     }

@@ -153,6 +153,63 @@ export const migrations: Migration[] = [
       ALTER TABLE page_cache SET UNLOGGED;
     `,
   },
+  {
+    id: 5,
+    name: 'crawls and their pages',
+    sql: `
+      -- One row per crawl (or batch scrape); id is its job id in the jobs ledger.
+      CREATE TABLE crawls (
+        id uuid PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid REFERENCES api_keys(id),
+        kind text NOT NULL,
+        url text NOT NULL,
+        options jsonb NOT NULL,
+        page_limit integer NOT NULL,
+        -- base of the URLs of stored screenshots (PUBLIC_URL or the origin of the start request)
+        public_url text NOT NULL,
+        status text NOT NULL,
+        -- sitemap seeding still to run: the crawl cannot be complete before it ends
+        seeding boolean NOT NULL DEFAULT false,
+        -- URLs admitted to the frontier (what limit counts), pages scraped, credits charged
+        total integer NOT NULL DEFAULT 0,
+        completed integer NOT NULL DEFAULT 0,
+        credits_used integer NOT NULL DEFAULT 0,
+        -- delay: the earliest time the next admitted page may start
+        next_start_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        completed_at timestamptz,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX crawls_team_status ON crawls (team_id, status);
+      CREATE INDEX crawls_expires ON crawls (expires_at);
+
+      -- The frontier and visited set: a URL (by its dedup key) is admitted once per crawl, and
+      -- only an admitted URL is ever sent to the queue.
+      CREATE TABLE crawl_pages (
+        crawl_id uuid NOT NULL REFERENCES crawls(id) ON DELETE CASCADE,
+        url_key text NOT NULL,
+        id uuid NOT NULL DEFAULT gen_random_uuid(),
+        url text NOT NULL,
+        depth integer NOT NULL,
+        -- the page whose links admitted it (NULL: start URL or sitemap)
+        parent_key text,
+        status text NOT NULL,
+        document jsonb,
+        -- in-scope links found on the page [{url, key}], kept so a page later found at a smaller
+        -- depth can have its links admitted at that depth (maxDiscoveryDepth stays exact)
+        links jsonb,
+        error text,
+        code text,
+        -- stable order for status pagination
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        UNIQUE (crawl_id, url_key)
+      );
+      CREATE INDEX crawl_pages_status ON crawl_pages (crawl_id, status, seq);
+      ALTER TABLE crawl_pages ALTER COLUMN document SET STORAGE EXTERNAL;
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

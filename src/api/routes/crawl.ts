@@ -1,0 +1,122 @@
+// POST /v2/crawl, GET/DELETE /v2/crawl/{id}, GET /v2/crawl/{id}/errors, GET /v2/crawl/active
+// (alias /v2/crawl/ongoing). The crawling itself runs on the job queue (src/crawl/crawler.ts).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authErrors, errorBody } from '../../contract/common.ts';
+import { crawlActive, crawlCancelled, crawlErrors, crawlRequest, crawlStarted, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
+import type { Crawler } from '../../crawl/crawler.ts';
+
+export async function crawlRoutes(app: FastifyInstance, { crawler, publicUrl }: { crawler: Crawler; publicUrl?: string }): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['crawl'];
+  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
+  const params = z.object({ id: z.uuid() });
+
+  r.post(
+    '/v2/crawl',
+    {
+      config: { rateLimit: 'crawl' },
+      schema: {
+        tags,
+        summary: 'Start a crawl',
+        description:
+          'Crawls a site asynchronously: the start URL, the links found on each page (in scope, within maxDiscoveryDepth) and, ' +
+          'unless sitemap is "skip", the sitemaps; robots.txt obeyed unless ignoreRobotsTxt. Every page goes through the scrape ' +
+          'pipeline with scrapeOptions and costs what a scrape costs. Refused with 400 naming the field: webhook, prompt, ' +
+          'zeroDataRetention (not supported yet). Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 429 RATE_LIMITED (class crawl).',
+        body: crawlRequest,
+        response: { 200: crawlStarted, 402: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const { id } = await crawler.start(request.caller, request.body, base(request));
+      return { success: true as const, id, url: `${base(request)}/v2/crawl/${id}` };
+    },
+  );
+
+  const active = async (request: FastifyRequest) => ({ success: true as const, crawls: await crawler.active(request.caller.teamId) });
+  for (const path of ['/v2/crawl/active', '/v2/crawl/ongoing']) {
+    r.get(
+      path,
+      {
+        config: { rateLimit: 'status' },
+        schema: { tags, summary: "The team's running crawls", response: { 200: crawlActive, ...authErrors } },
+      },
+      active,
+    );
+  }
+
+  r.get(
+    '/v2/crawl/:id',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: 'Crawl status and data',
+        description:
+          'Documents of the pages scraped so far, in admission order, from `skip`, at most `limit` and about 10 MiB; ' +
+          '`next` is the URL of the rest whenever more data remains or the crawl is still running. 404 CRAWL_NOT_FOUND for another team\'s id.',
+        params,
+        querystring: crawlStatusQuery,
+        response: { 200: crawlStatus, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const crawl = await crawler.get(request.caller.teamId, id);
+      const { skip, limit } = request.query;
+      const { data, more } = await crawler.documents(id, skip, limit);
+      const terminal = crawl.status !== 'scraping';
+      const created = new Date(crawl.createdAt);
+      const end = terminal && crawl.completedAt ? new Date(crawl.completedAt) : new Date();
+      const nextSkip = skip + data.length;
+      const next = more || !terminal ? `${base(request)}/v2/crawl/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ''}` : null;
+      return {
+        success: true as const,
+        status: crawl.status,
+        total: crawl.total,
+        completed: crawl.completed,
+        creditsUsed: crawl.creditsUsed,
+        expiresAt: new Date(crawl.expiresAt).toISOString(),
+        createdAt: created.toISOString(),
+        ...(terminal && crawl.completedAt ? { completedAt: end.toISOString() } : {}),
+        duration: Math.max(0, (end.getTime() - created.getTime()) / 1000),
+        next,
+        data,
+      };
+    },
+  );
+
+  r.delete(
+    '/v2/crawl/:id',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: 'Cancel a crawl',
+        description: 'Cancelled is terminal: pages not yet started are never scraped. 404 CRAWL_NOT_FOUND for another team\'s id.',
+        params,
+        response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      await crawler.cancel(request.caller.teamId, request.params.id);
+      return { status: 'cancelled' as const };
+    },
+  );
+
+  r.get(
+    '/v2/crawl/:id/errors',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: "A crawl's failed pages and the URLs robots.txt disallowed",
+        params,
+        response: { 200: crawlErrors, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => crawler.errors(request.caller.teamId, request.params.id),
+  );
+}
