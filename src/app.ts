@@ -96,7 +96,7 @@ export async function buildApp({ config, db, queue }: AppDeps): Promise<FastifyI
   await app.register(mapRoutes, { mapper });
   if (queue) {
     // Routes only start crawls and read them; the pages run in the queue's workers.
-    const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log });
+    const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log, allowPrivateNetwork: config.allowPrivateNetwork });
     await app.register(crawlRoutes, { crawler, publicUrl: config.publicUrl });
   }
   return app;

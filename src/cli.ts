@@ -13,6 +13,7 @@ const usage = `Usage: npm run gleaner -- <command>
   keys revoke KEY_ID_OR_KEY                revoke a key
   teams list                               list teams with their credit quota
   teams quota --team NAME --credits N      set the monthly credit quota (N or "unlimited")
+  teams secret --team NAME                 print the team's webhook signing secret
 `;
 
 export class UsageError extends Error {}
@@ -64,6 +65,13 @@ export async function runCli(argv: string[], db: Db, out: Out): Promise<void> {
       if (quota !== null && !(Number.isInteger(quota) && quota >= 0)) throw new UsageError('--credits must be a whole number >= 0 or "unlimited"');
       await setCreditQuota(db, team.id, quota);
       out(`Team "${team.name}": monthly credit quota ${quota ?? 'unlimited'}`);
+      return;
+    }
+    case 'teams secret': {
+      if (!values.team) throw new UsageError('teams secret needs --team NAME');
+      const team = await findTeamByName(db, values.team);
+      if (!team) throw new UsageError(`No team named ${values.team}`);
+      out(team.webhookSecret);
       return;
     }
     default:

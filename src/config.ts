@@ -54,6 +54,10 @@ const envSchema = z.object({
   GLEANER_DEFAULT_TEAM: z.string().min(1).default('default'),
   GLEANER_ALLOW_PRIVATE_NETWORK: booleanFlag.default(false),
   GLEANER_RATE_LIMITS: rateLimitList.default(defaultRateLimits),
+  GLEANER_WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/, 'a comma-separated list of seconds, e.g. 60,300,900')
+    .default('60,300,900'),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -86,6 +90,8 @@ export interface Config {
   allowPrivateNetwork: boolean;
   rateLimits: Record<RateLimitClass, number>;
   teamMaxConcurrency: number;
+  /** Seconds before each retry of a failed webhook delivery (one retry per entry). */
+  webhookRetryDelays: number[];
   proxyUrl: string | undefined;
   enhancedProxyUrl: string | undefined;
   scrapeMaxBytes: number;
@@ -141,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,
     rateLimits: e.GLEANER_RATE_LIMITS,
     teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
+    webhookRetryDelays: e.GLEANER_WEBHOOK_RETRY_DELAYS.split(',').map((d) => Number(d.trim())),
     proxyUrl: e.PROXY_URL,
     enhancedProxyUrl: e.PROXY_ENHANCED_URL,
     scrapeMaxBytes: e.SCRAPE_MAX_BYTES,

@@ -11,6 +11,7 @@ test('defaults give a laptop setup: port 3002, ./data, private network blocked',
   assert.equal(c.allowPrivateNetwork, false);
   assert.equal(c.logLevel, 'info');
   assert.equal(c.rateLimits.scrape, 600);
+  assert.deepEqual(c.webhookRetryDelays, [60, 300, 900]);
 });
 
 test('values are parsed and typed; empty strings count as unset', () => {
@@ -20,7 +21,9 @@ test('values are parsed and typed; empty strings count as unset', () => {
     GLEANER_ALLOW_PRIVATE_NETWORK: 'true',
     GLEANER_RATE_LIMITS: 'scrape=5, crawl=0',
     LOG_LEVEL: '',
+    GLEANER_WEBHOOK_RETRY_DELAYS: '1, 2.5',
   });
+  assert.deepEqual(c.webhookRetryDelays, [1, 2.5]);
   assert.equal(c.port, 8080);
   assert.equal(c.databaseUrl, 'postgres://u@127.0.0.1:5432/db');
   assert.equal(c.allowPrivateNetwork, true);
@@ -39,6 +42,7 @@ test('a wrong value is a ConfigError naming each variable', () => {
     [{ GLEANER_API_KEY: 'short' }, 'GLEANER_API_KEY'],
     [{ GLEANER_RATE_LIMITS: 'teleport=3' }, 'GLEANER_RATE_LIMITS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ GLEANER_WEBHOOK_RETRY_DELAYS: '60,soon' }, 'GLEANER_WEBHOOK_RETRY_DELAYS'],
     [{ DATABASE_SCHEMA: 'Robert"; drop' }, 'DATABASE_SCHEMA'],
   ];
   for (const [env, name] of cases) {

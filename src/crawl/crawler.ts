@@ -38,6 +38,10 @@
 // worker process (a per-process semaphore; N processes may run up to N × maxConcurrency). The
 // team's concurrency limit (GLEANER_TEAM_MAX_CONCURRENCY) applies per process as for scrapes.
 // robots.txt Crawl-delay is not applied yet.
+//
+// Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
+// and its events are queued as the crawl goes (started at start, page when a page is recorded,
+// completed/cancelled when the crawl ends); queueing is one insert and delivery a job of its own.
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
@@ -46,6 +50,8 @@ import type { ScrapeDocument, ScrapeFormatInput, ScrapeRequest } from '../contra
 import { TeamConcurrency } from '../jobs/concurrency.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
+import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, isWebhookEvent, normalizeWebhook, webhookEvents } from '../jobs/webhooks.ts';
+import { assertUrlAllowed } from '../net/ssrf.ts';
 import { BrowserEngine } from '../scrape/engines/browser.ts';
 import { HttpEngine } from '../scrape/engines/http.ts';
 import { Scraper } from '../scrape/scrape.ts';
@@ -83,11 +89,12 @@ export interface CrawlRow {
   createdAt: Date;
   completedAt: Date | null;
   expiresAt: Date;
+  webhook: WebhookSpec | null;
 }
 
 const crawlColumns = `id, team_id AS "teamId", api_key_id AS "apiKeyId", url, options, page_limit AS "pageLimit",
   public_url AS "publicUrl", status, total, completed, credits_used AS "creditsUsed", created_at AS "createdAt",
-  completed_at AS "completedAt", expires_at AS "expiresAt"`;
+  completed_at AS "completedAt", expires_at AS "expiresAt", webhook`;
 
 interface PageJob {
   crawlId: string;
@@ -107,6 +114,8 @@ export interface CrawlerDeps {
   robots: RobotsCache;
   sitemaps: SitemapReader;
   log: Log;
+  /** GLEANER_ALLOW_PRIVATE_NETWORK: webhook URLs on private addresses are refused at start without it. */
+  allowPrivateNetwork?: boolean;
 }
 
 /** The dedup key of a URL in a crawl (file comment). */
@@ -167,7 +176,18 @@ export class Crawler {
   /** POST /v2/crawl: validates, records the job and the crawl, seeds the frontier. */
   async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string }> {
     const { db, queue } = this.#d;
-    if (req.webhook !== undefined) refuse('webhook', 'webhooks are not supported by this version of Gleaner yet');
+    if (typeof req.webhook === 'object') {
+      const bad = (req.webhook.events ?? []).findIndex((e) => !isWebhookEvent(e));
+      if (bad >= 0) refuse(`webhook.events.${bad}`, `"${req.webhook.events![bad]}" is not one of ${webhookEvents.join(', ')}`);
+    }
+    const webhook = req.webhook === undefined ? null : normalizeWebhook(req.webhook);
+    if (webhook) {
+      try {
+        assertUrlAllowed(webhook.url, { allowPrivateNetwork: this.#d.allowPrivateNetwork ?? false });
+      } catch (err) {
+        refuse(typeof req.webhook === 'string' ? 'webhook' : 'webhook.url', `must be an http(s) URL of a public host: ${(err as Error).message}`);
+      }
+    }
     if (req.prompt !== undefined) refuse('prompt', 'deriving crawl options from a prompt needs an LLM, which is not configured');
     if (req.zeroDataRetention) refuse('zeroDataRetention', 'crawl results are stored until they expire; zero data retention is not supported for crawls');
     if (req.scrapeOptions.zeroDataRetention) refuse('scrapeOptions.zeroDataRetention', 'not supported for crawls');
@@ -179,10 +199,11 @@ export class Crawler {
     const job = await createBillableJob(db, { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'crawl', status: 'active', target: start }, 1);
     const seeding = options.sitemap !== 'skip';
     await db.query(
-      `INSERT INTO crawls (id, team_id, api_key_id, kind, url, options, page_limit, public_url, status, seeding, expires_at)
-       VALUES ($1, $2, $3, 'crawl', $4, $5::jsonb, $6, $7, 'scraping', $8, clock_timestamp() + $9 * interval '1 millisecond')`,
-      [job.id, caller.teamId, caller.keyId, start, JSON.stringify(options), options.limit, publicUrl, seeding, CRAWL_TTL_MS],
+      `INSERT INTO crawls (id, team_id, api_key_id, kind, url, options, page_limit, public_url, status, seeding, webhook, expires_at)
+       VALUES ($1, $2, $3, 'crawl', $4, $5::jsonb, $6, $7, 'scraping', $8, $10::jsonb, clock_timestamp() + $9 * interval '1 millisecond')`,
+      [job.id, caller.teamId, caller.keyId, start, JSON.stringify(options), options.limit, publicUrl, seeding, CRAWL_TTL_MS, webhook && JSON.stringify(webhook)],
     );
+    await this.#event({ id: job.id, webhook }, 'started');
     if (options.sitemap !== 'only') {
       const key = crawlKey(start, options)!;
       await this.#admitAndSend(db, job.id, [{ url: start, key }], 0, null);
@@ -228,11 +249,18 @@ export class Crawler {
 
   async cancel(teamId: string, id: string): Promise<void> {
     await this.get(teamId, id);
-    await this.#d.db.query(
-      `UPDATE crawls SET status = 'cancelled', completed_at = COALESCE(completed_at, clock_timestamp()) WHERE id = $1 AND status = 'scraping'`,
+    const { rows } = await this.#d.db.query<{ id: string; webhook: WebhookSpec | null }>(
+      `UPDATE crawls SET status = 'cancelled', completed_at = COALESCE(completed_at, clock_timestamp()) WHERE id = $1 AND status = 'scraping'
+       RETURNING id, webhook`,
       [id],
     );
     await updateJob(this.#d.db, id, { status: 'cancelled' });
+    if (rows[0]) await this.#event(rows[0], 'cancelled');
+  }
+
+  /** Queues a webhook event of the crawl (a no-op without a webhook; never throws). */
+  async #event(crawl: { id: string; webhook: WebhookSpec | null }, event: CrawlEvent, key?: string): Promise<void> {
+    await enqueueCrawlEvent(this.#d.queue, this.#d.log, crawl, event, key);
   }
 
   async errors(teamId: string, id: string): Promise<{ errors: { id: string; timestamp: string; url: string; error: string; code?: string }[]; robotsBlocked: string[] }> {
@@ -336,14 +364,17 @@ export class Crawler {
 
   /** Marks the crawl completed when sitemap seeding is over and no page is queued. */
   async #finishIfDone(crawlId: string): Promise<void> {
-    const { rows } = await this.#d.db.query<{ id: string }>(
+    const { rows } = await this.#d.db.query<{ id: string; webhook: WebhookSpec | null }>(
       `UPDATE crawls SET status = 'completed', completed_at = clock_timestamp()
        WHERE id = $1 AND status = 'scraping' AND NOT seeding
          AND NOT EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_id = $1 AND status = 'queued')
-       RETURNING id`,
+       RETURNING id, webhook`,
       [crawlId],
     );
-    if (rows[0]) await updateJob(this.#d.db, crawlId, { status: 'completed' });
+    if (rows[0]) {
+      await updateJob(this.#d.db, crawlId, { status: 'completed' });
+      await this.#event(rows[0], 'completed');
+    }
   }
 
   async #crawlOf(crawlId: string): Promise<CrawlRow | undefined> {
@@ -393,8 +424,12 @@ export class Crawler {
     const page = rows[0];
     if (!page) return;
     if (page.status !== 'queued') {
-      // A re-run after its page was recorded: make sure the children it admitted were sent.
-      if (job.retryCount > 0) await this.#resendChildren(crawlId, key);
+      // A re-run after its page was recorded: make sure the children it admitted and its webhook
+      // event were sent (the event's job id makes a second send a no-op).
+      if (job.retryCount > 0) {
+        await this.#resendChildren(crawlId, key);
+        if (page.status === 'done' || page.status === 'failed') await this.#event(crawl, 'page', key);
+      }
       await this.#finishIfDone(crawlId);
       return;
     }
@@ -518,6 +553,7 @@ export class Crawler {
         done && r.links ? JSON.stringify(r.links) : null,
       ],
     );
+    if (rows[0] && r.status !== 'blocked') await this.#event(crawl, 'page', key);
     return rows[0]?.depth;
   }
 }
@@ -562,7 +598,7 @@ export async function registerCrawlJobs({ queue, db, config, log, onStop }: JobC
     fileTtlMs: config.fileTtlMs,
   });
   const robots = new RobotsCache({ http });
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps: new SitemapReader({ http, robots }), log });
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps: new SitemapReader({ http, robots }), log, allowPrivateNetwork: config.allowPrivateNetwork });
   await queue.work<PageJob>(PAGE_QUEUE, (job) => crawler.page(job));
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
   await queue.work(SWEEP_QUEUE, () => deleteExpiredCrawls(db));

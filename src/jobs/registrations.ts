@@ -9,6 +9,7 @@ import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';
 import type { JobQueue, Log } from './queue.ts';
+import { registerWebhookJobs } from './webhooks.ts';
 
 export interface JobContext {
   queue: JobQueue;
@@ -32,7 +33,7 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
 }
 
 /** The features' registrations, in order. */
-export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs];
+export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs, registerWebhookJobs];
 
 /** Runs every registration; resolves to the clean-up to run once the queue has stopped. */
 export async function registerJobs(ctx: JobContext, extra: JobRegistration[] = []): Promise<() => Promise<void>> {

@@ -210,6 +210,33 @@ export const migrations: Migration[] = [
       ALTER TABLE crawl_pages ALTER COLUMN document SET STORAGE EXTERNAL;
     `,
   },
+  {
+    id: 6,
+    name: 'crawl webhooks and their delivery attempts',
+    sql: `
+      -- The request's webhook, normalised to {url, headers, metadata, events}; NULL: none.
+      ALTER TABLE crawls ADD COLUMN webhook jsonb;
+
+      -- One row per delivery attempt (retries and at-least-once re-runs included).
+      CREATE TABLE webhook_deliveries (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        job_id uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        -- the event's id (payload webhookId), the same on every attempt
+        webhook_id uuid NOT NULL,
+        event text NOT NULL,
+        url text NOT NULL,
+        attempt integer NOT NULL,
+        status_code integer,
+        error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        -- set when the receiver answered 2xx
+        delivered_at timestamptz
+      );
+      CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id, id);
+      CREATE INDEX webhook_deliveries_team_time ON webhook_deliveries (team_id, created_at);
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

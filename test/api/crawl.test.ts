@@ -1,7 +1,7 @@
 // Crawls end to end: the real service (embedded workers) against the fixture site, on PGlite and,
 // with TEST_DATABASE_URL, on Postgres: the link graph crawled once per page, robots.txt, sitemap
 // modes, limit and maxDiscoveryDepth exact, include/exclude, pagination through `next`, cancel,
-// team scoping, validation and the options refused by name.
+// team scoping, validation and the options refused by name. Webhooks: test/jobs/webhooks.test.ts.
 import assert from 'node:assert/strict';
 import dns from 'node:dns';
 import { after, before, describe, test } from 'node:test';
@@ -305,7 +305,9 @@ for (const store of storeKinds) {
         [{ url: `${main}/`, sitemap: 'sometimes' }, 'sitemap'],
         [{ url: `${main}/`, unknownOption: true }, 'unknownOption'],
         [{ url: `${main}/`, scrapeOptions: { formats: ['json'] } }, 'formats'],
-        [{ url: `${main}/`, webhook: 'https://example.com/hook' }, 'webhook'],
+        [{ url: `${main}/`, webhook: { url: 'ftp://example.com/hook' } }, 'body.webhook.url'],
+        [{ url: `${main}/`, webhook: 'not a url' }, 'body.webhook'],
+        [{ url: `${main}/`, webhook: { url: 'https://example.com/hook', events: ['page', 'finished'] } }, 'body.webhook.events.1'],
         [{ url: `${main}/`, prompt: 'crawl the blog' }, 'prompt'],
         [{ url: `${main}/`, zeroDataRetention: true }, 'zeroDataRetention'],
         [{ url: 'ftp://example.com/' }, 'url'],

@@ -23,8 +23,12 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, publicUrl }: 
         description:
           'Crawls a site asynchronously: the start URL, the links found on each page (in scope, within maxDiscoveryDepth) and, ' +
           'unless sitemap is "skip", the sitemaps; robots.txt obeyed unless ignoreRobotsTxt. Every page goes through the scrape ' +
-          'pipeline with scrapeOptions and costs what a scrape costs. Refused with 400 naming the field: webhook, prompt, ' +
-          'zeroDataRetention (not supported yet). Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 429 RATE_LIMITED (class crawl).',
+          'pipeline with scrapeOptions and costs what a scrape costs. `webhook` (a URL or {url, headers, metadata, events}) receives ' +
+          'crawl.started, crawl.page (one per page, data [document]), crawl.completed, crawl.failed and crawl.cancelled as signed POSTs ' +
+          '(X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the raw body under the team webhook secret>), delivered at least once: 10 s ' +
+          'timeout, a non-2xx answer is retried (default after 60, 300 and 900 s); a non-http(s) webhook URL is a 400 naming body.webhook.url. ' +
+          'Refused with 400 naming the field: prompt, zeroDataRetention (not supported yet). ' +
+          'Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 429 RATE_LIMITED (class crawl).',
         body: crawlRequest,
         response: { 200: crawlStarted, 402: errorBody, ...authErrors },
       },

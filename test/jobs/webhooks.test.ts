@@ -1,0 +1,208 @@
+// Crawl webhooks end to end: the real service (embedded workers) crawls the fixture site and
+// delivers to a receiver on loopback: event types and payload shape, metadata echoed, custom
+// headers, signatures under the team's secret, the `events` filter, cancelled, and a failed
+// delivery retried (GLEANER_WEBHOOK_RETRY_DELAYS shortened to 1 s) with both attempts recorded.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import dns from 'node:dns';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { runCli } from '../../src/cli.ts';
+import { listDeliveries, signBody } from '../../src/jobs/webhooks.ts';
+import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
+import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+
+// As in crawl.test.ts: localhost and *.localhost resolve to 127.0.0.1, every other name fails.
+(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name !== 'localhost' && !name.endsWith('.localhost')) {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+  }
+  const answer = { address: '127.0.0.1', family: 4 };
+  return options?.all ? [answer] : answer;
+};
+
+interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: string;
+  body: any;
+  at: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+for (const store of storeKinds) {
+  describe(`crawl webhooks (${store})`, () => {
+    let site: FixtureSite;
+    let svc: TestService;
+    let api: ReturnType<typeof client>;
+    let main: string;
+    let receiver: http.Server;
+    let hook: string;
+    let secret: string;
+    const received: Received[] = [];
+    let flakyFailures = 0;
+
+    before(async () => {
+      site = await startFixtureSite();
+      svc = await startTestService({ store, env: { GLEANER_WEBHOOK_RETRY_DELAYS: '1' } });
+      api = client(svc.url, svc.key);
+      main = site.hostOrigin('localhost');
+      receiver = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          received.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw), at: Date.now() });
+          if (req.url === '/flaky' && flakyFailures === 0) {
+            flakyFailures++;
+            res.writeHead(500).end('try later');
+            return;
+          }
+          res.writeHead(200).end('ok');
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const { rows } = await svc.db.query<{ secret: string }>('SELECT webhook_secret AS secret FROM teams WHERE name = $1', [svc.config.defaultTeam]);
+      secret = rows[0].secret;
+    });
+    after(async () => {
+      await svc?.destroy();
+      await site?.close();
+      await new Promise((resolve) => receiver?.close(resolve));
+    });
+
+    async function start(body: Record<string, unknown>): Promise<string> {
+      const res = await api('POST', '/v2/crawl', body);
+      assert.equal(res.status, 200, res.text);
+      return res.json.id as string;
+    }
+
+    async function finish(id: string): Promise<any> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const res = await api('GET', `/v2/crawl/${id}`);
+        if (res.json.status !== 'scraping') return res.json;
+        if (Date.now() > deadline) assert.fail(`crawl ${id} still running`);
+        await sleep(100);
+      }
+    }
+
+    const of = (id: string) => received.filter((r) => r.body.id === id);
+
+    async function waitFor(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!cond()) {
+        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.body.type, r.body.id]))}`);
+        await sleep(50);
+      }
+    }
+
+    test('started, one page event per page, completed: shape, metadata, headers, signature, records', async () => {
+      const metadata = { run: 42, tag: 'x' };
+      const id = await start({
+        url: `${main}/`,
+        sitemap: 'skip',
+        limit: 4,
+        webhook: { url: `${hook}/ok`, headers: { 'x-test-header': 'present' }, metadata },
+      });
+      const status = await finish(id);
+      assert.equal(status.status, 'completed');
+      assert.ok(status.completed >= 1);
+      await waitFor('completed and every page', () => {
+        const types = of(id).map((r) => r.body.type);
+        return types.includes('crawl.completed') && types.includes('crawl.started') && types.filter((t) => t === 'crawl.page').length >= status.completed;
+      });
+      await sleep(300); // nothing more should come
+      const got = of(id);
+      const pages = got.filter((r) => r.body.type === 'crawl.page');
+      assert.equal(got.filter((r) => r.body.type === 'crawl.started').length, 1);
+      assert.equal(got.filter((r) => r.body.type === 'crawl.completed').length, 1);
+      assert.equal(pages.length, status.completed, 'one page event per scraped page');
+      assert.equal(got.length, pages.length + 2);
+      for (const r of got) {
+        assert.equal(r.path, '/ok');
+        assert.deepEqual(Object.keys(r.body).sort(), ['data', 'id', 'metadata', 'success', 'type', 'webhookId']);
+        assert.equal(r.body.success, true);
+        assert.deepEqual(r.body.metadata, metadata);
+        assert.match(r.body.webhookId, /^[0-9a-f-]{36}$/);
+        assert.equal(r.headers['x-test-header'], 'present');
+        assert.equal(r.headers['content-type'], 'application/json');
+        const expected = `sha256=${createHmac('sha256', secret).update(r.raw).digest('hex')}`;
+        assert.equal(r.headers['x-firecrawl-signature'], expected);
+        assert.equal(signBody(secret, r.raw), expected);
+      }
+      assert.equal(new Set(got.map((r) => r.body.webhookId)).size, got.length, 'one webhookId per event');
+      for (const r of got.filter((x) => x.body.type !== 'crawl.page')) assert.deepEqual(r.body.data, []);
+      const urls = pages.map((p) => {
+        assert.equal(p.body.data.length, 1);
+        assert.equal(typeof p.body.data[0].markdown, 'string');
+        return p.body.data[0].metadata.sourceURL as string;
+      });
+      assert.deepEqual(new Set(urls), new Set(status.data.map((d: any) => d.metadata.sourceURL)));
+      const records = await listDeliveries(svc.db, id);
+      assert.equal(records.length, got.length);
+      for (const rec of records) {
+        assert.equal(rec.statusCode, 200);
+        assert.equal(rec.error, null);
+        assert.equal(rec.attempt, 1);
+        assert.ok(rec.deliveredAt);
+        assert.equal(rec.url, `${hook}/ok`);
+      }
+    });
+
+    test('the CLI prints the team secret', async () => {
+      const lines: string[] = [];
+      await runCli(['teams', 'secret', '--team', svc.config.defaultTeam], svc.db, (l) => lines.push(l));
+      assert.deepEqual(lines, [secret]);
+    });
+
+    test('the events filter: only completed; a URL string gets every event', async () => {
+      const only = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const all = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: `${hook}/ok` });
+      await finish(only);
+      await finish(all);
+      await waitFor('both completed', () => of(only).some((r) => r.body.type === 'crawl.completed') && of(all).some((r) => r.body.type === 'crawl.completed'));
+      await waitFor('every event of the string webhook', () => of(all).length === 3);
+      await sleep(500);
+      assert.deepEqual(of(only).map((r) => r.body.type), ['crawl.completed']);
+      assert.deepEqual(of(only)[0].body.metadata, {});
+      assert.deepEqual(of(all).map((r) => r.body.type).sort(), ['crawl.completed', 'crawl.page', 'crawl.started']);
+    });
+
+    test('cancel sends crawl.cancelled', async () => {
+      const id = await start({ url: `${main}/`, sitemap: 'skip', limit: 10, delay: 5, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const res = await api('DELETE', `/v2/crawl/${id}`);
+      assert.equal(res.status, 200, res.text);
+      await waitFor('cancelled', () => of(id).some((r) => r.body.type === 'crawl.cancelled'));
+      assert.deepEqual(of(id).map((r) => r.body.type), ['crawl.cancelled']);
+    });
+
+    test('a failed delivery (500) is retried after the configured delay; both attempts recorded', async () => {
+      const id = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/flaky`, events: ['started'] } });
+      await waitFor('the retry', () => of(id).length >= 2);
+      const [first, second] = of(id);
+      assert.equal(first.raw, second.raw, 'the same payload');
+      assert.equal(first.body.type, 'crawl.started');
+      assert.equal(first.headers['x-firecrawl-signature'], second.headers['x-firecrawl-signature']);
+      assert.ok(second.at - first.at >= 900, `retried after ${second.at - first.at} ms`);
+      let records = await listDeliveries(svc.db, id);
+      for (let i = 0; records.length < 2 && i < 40; i++) {
+        await sleep(50);
+        records = await listDeliveries(svc.db, id);
+      }
+      assert.deepEqual(
+        records.map((r) => [r.event, r.attempt, r.statusCode, r.deliveredAt !== null]),
+        [
+          ['crawl.started', 1, 500, false],
+          ['crawl.started', 2, 200, true],
+        ],
+      );
+      assert.equal(records[0].error, 'receiver answered 500');
+      assert.equal(records[0].webhookId, records[1].webhookId);
+    });
+  });
+}
