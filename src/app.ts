@@ -16,12 +16,7 @@ import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
-import { RobotsCache } from './crawl/robots.ts';
-import { SitemapReader } from './crawl/sitemap.ts';
-import { TeamConcurrency } from './jobs/concurrency.ts';
-import { BrowserEngine } from './scrape/engines/browser.ts';
-import { HttpEngine } from './scrape/engines/http.ts';
-import { Scraper } from './scrape/scrape.ts';
+import type { ScrapeStack } from './scrape/stack.ts';
 import type { Db } from './store/db.ts';
 import { version } from './version.ts';
 
@@ -30,11 +25,13 @@ export interface AppDeps {
   db: Db;
   /** The job queue (started), for routes that enqueue work. */
   queue?: import('./jobs/queue.ts').JobQueue;
+  /** Engines and scraper of this process, shared with the queue's workers. */
+  stack: ScrapeStack;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-export async function buildApp({ config, db, queue }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     // Every log line of a request carries reqId; a caller's own X-Request-Id is kept when sane.
@@ -62,36 +59,9 @@ export async function buildApp({ config, db, queue }: AppDeps): Promise<FastifyI
   await app.register(healthRoutes, { db });
   await app.register(teamRoutes, { db, config });
 
-  const http = new HttpEngine({
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    proxyUrl: config.proxyUrl,
-    enhancedProxyUrl: config.enhancedProxyUrl,
-    maxBytes: config.scrapeMaxBytes,
-  });
-  app.addHook('onClose', () => http.close());
-  // Chromium starts on the first request that needs it; without it the service still runs.
-  const browser = new BrowserEngine({
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    executablePath: config.chromiumPath,
-    maxPages: config.browserMaxPages,
-    recycleAfterPages: config.browserRecycleAfter,
-    filterLists: config.adblockLists,
-  });
-  if (!browser.available) app.log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
-  app.addHook('onClose', () => browser.close());
-  const scraper = new Scraper({
-    db,
-    http,
-    browser,
-    concurrency: new TeamConcurrency(),
-    maxConcurrency: config.teamMaxConcurrency,
-    log: app.log,
-    fileTtlMs: config.fileTtlMs,
-  });
+  const { scraper, http, robots, sitemaps } = stack;
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
-  const robots = new RobotsCache({ http });
-  const sitemaps = new SitemapReader({ http, robots });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {

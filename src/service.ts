@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from './app.ts';
+import { createScrapeStack } from './scrape/stack.ts';
 import type { Config } from './config.ts';
 import { type JobQueue, jobQueueFromConfig } from './jobs/queue.ts';
 import { type JobRegistration, registerJobs } from './jobs/registrations.ts';
@@ -47,6 +48,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const db = await openStore(config);
   const log = pino({ level: config.logLevel }).child({ component: 'jobs' });
   const queue = jobQueueFromConfig(config, db, log, 'api');
+  const stack = createScrapeStack(config, db, pino({ level: config.logLevel }).child({ component: 'scrape' }));
   if (config.workers === 0 && db.kind === 'pglite') {
     log.warn('GLEANER_WORKERS=0 with the embedded database: jobs are queued, but no process can run them');
   }
@@ -54,14 +56,19 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   let cleanupJobs: () => Promise<void> = async () => undefined;
   try {
     await queue.start();
-    app = await buildApp({ config, db, queue });
+    app = await buildApp({ config, db, queue, stack });
     // Handlers start taking jobs here (embedded workers), before the server listens.
-    cleanupJobs = await registerJobs({ queue, db, config, log }, opts.jobs);
+    const jobsCleanup = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
+    cleanupJobs = async () => {
+      await jobsCleanup();
+      await stack.close();
+    };
     await opts.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await queue.stop({ graceful: false }).catch(() => undefined);
     await cleanupJobs();
+    await stack.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }

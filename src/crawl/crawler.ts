@@ -42,18 +42,14 @@
 // Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
 // and its events are queued as the crawl goes (started at start, page when a page is recorded,
 // completed/cancelled when the crawl ends); queueing is one insert and delivery a job of its own.
-import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import type { CrawlRequest } from '../contract/crawl.ts';
 import type { ScrapeDocument, ScrapeFormatInput, ScrapeRequest } from '../contract/scrape.ts';
-import { TeamConcurrency } from '../jobs/concurrency.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
 import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, isWebhookEvent, normalizeWebhook, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
-import { BrowserEngine } from '../scrape/engines/browser.ts';
-import { HttpEngine } from '../scrape/engines/http.ts';
 import { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { updateJob } from '../store/jobs.ts';
@@ -565,40 +561,14 @@ function jsonbSafe(_key: string, value: unknown): unknown {
   return s.isWellFormed() ? s : s.toWellFormed();
 }
 
-/** Builds the engines a worker process scrapes crawl pages with (closed when the process stops). */
-export async function registerCrawlJobs({ queue, db, config, log, onStop }: JobContext): Promise<void> {
+/** Crawl page, seed and sweep handlers, scraping with the process's shared engines. */
+export async function registerCrawlJobs({ queue, db, config, log, stack }: JobContext): Promise<void> {
   await queue.createQueue(PAGE_QUEUE, { retryLimit: PAGE_RETRIES, retryDelay: 2 });
   await queue.createQueue(SEED_QUEUE, { retryLimit: PAGE_RETRIES, retryDelay: 2 });
   await queue.createQueue(SWEEP_QUEUE, { retryLimit: 1 });
   await queue.schedule(SWEEP_QUEUE, '41 * * * *');
-  const http = new HttpEngine({
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    proxyUrl: config.proxyUrl,
-    enhancedProxyUrl: config.enhancedProxyUrl,
-    maxBytes: config.scrapeMaxBytes,
-  });
-  const browser = new BrowserEngine({
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    executablePath: config.chromiumPath,
-    maxPages: config.browserMaxPages,
-    recycleAfterPages: config.browserRecycleAfter,
-    filterLists: config.adblockLists,
-  });
-  onStop?.(async () => {
-    await http.close();
-    await browser.close();
-  });
-  const scraper = new Scraper({
-    db,
-    http,
-    browser,
-    concurrency: new TeamConcurrency(),
-    maxConcurrency: config.teamMaxConcurrency,
-    log: log as unknown as FastifyBaseLogger,
-    fileTtlMs: config.fileTtlMs,
-  });
-  const robots = new RobotsCache({ http });
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps: new SitemapReader({ http, robots }), log, allowPrivateNetwork: config.allowPrivateNetwork });
+  const { scraper, robots, sitemaps } = stack;
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork });
   await queue.work<PageJob>(PAGE_QUEUE, (job) => crawler.page(job));
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
   await queue.work(SWEEP_QUEUE, () => deleteExpiredCrawls(db));

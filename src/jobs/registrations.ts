@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';
+import type { ScrapeStack } from '../scrape/stack.ts';
 import type { JobQueue, Log } from './queue.ts';
 import { registerWebhookJobs } from './webhooks.ts';
 
@@ -16,6 +17,8 @@ export interface JobContext {
   db: Db;
   config: Config;
   log: Log;
+  /** Engines and scraper of this process (shared with the API routes in `npm start`). */
+  stack: ScrapeStack;
   /** Registers a clean-up (engines to close) run when the process stops, after the queue stopped. */
   onStop?: (fn: () => Promise<void> | void) => void;
 }

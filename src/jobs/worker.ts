@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { openStore } from '../service.ts';
 import type { Db } from '../store/db.ts';
 import { type JobQueue, jobQueueFromConfig, type Log } from './queue.ts';
+import { createScrapeStack } from '../scrape/stack.ts';
 import { type JobRegistration, registerJobs } from './registrations.ts';
 
 export class WorkerConfigError extends Error {
@@ -37,13 +38,19 @@ export async function startWorker(config: Config, opts: WorkerOptions = {}): Pro
   const log = pino({ level: config.logLevel });
   const db = await openStore(config);
   const queue = jobQueueFromConfig(config, db, log.child({ component: 'jobs' }), 'worker');
+  const stack = createScrapeStack(config, db, log.child({ component: 'scrape' }));
   let cleanupJobs: () => Promise<void> = async () => undefined;
   try {
     await queue.start();
-    cleanupJobs = await registerJobs({ queue, db, config, log }, opts.jobs);
+    const jobsCleanup = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
+    cleanupJobs = async () => {
+      await jobsCleanup();
+      await stack.close();
+    };
   } catch (err) {
     await queue.stop({ graceful: false }).catch(() => undefined);
     await cleanupJobs();
+    await stack.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw err;
   }

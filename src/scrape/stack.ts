@@ -1,0 +1,62 @@
+// The scraping machinery of one process, built once from configuration and shared by the API
+// routes and the queue's workers: one HTTP engine (one connection pool), one browser engine (one
+// Chromium), one per-team concurrency gate, one robots.txt cache.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import { RobotsCache } from '../crawl/robots.ts';
+import { SitemapReader } from '../crawl/sitemap.ts';
+import { TeamConcurrency } from '../jobs/concurrency.ts';
+import type { Db } from '../store/db.ts';
+import { BrowserEngine } from './engines/browser.ts';
+import { HttpEngine } from './engines/http.ts';
+import { Scraper } from './scrape.ts';
+
+export interface ScrapeStack {
+  http: HttpEngine;
+  browser: BrowserEngine;
+  scraper: Scraper;
+  robots: RobotsCache;
+  sitemaps: SitemapReader;
+  /** Closes the engines (after the server and the queue stopped using them). */
+  close(): Promise<void>;
+}
+
+export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger): ScrapeStack {
+  const http = new HttpEngine({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    proxyUrl: config.proxyUrl,
+    enhancedProxyUrl: config.enhancedProxyUrl,
+    maxBytes: config.scrapeMaxBytes,
+  });
+  // Chromium starts on the first request that needs it; without it the service still runs.
+  const browser = new BrowserEngine({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    executablePath: config.chromiumPath,
+    maxPages: config.browserMaxPages,
+    recycleAfterPages: config.browserRecycleAfter,
+    filterLists: config.adblockLists,
+  });
+  if (!browser.available) {
+    log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
+  }
+  const scraper = new Scraper({
+    db,
+    http,
+    browser,
+    concurrency: new TeamConcurrency(),
+    maxConcurrency: config.teamMaxConcurrency,
+    log,
+    fileTtlMs: config.fileTtlMs,
+  });
+  const robots = new RobotsCache({ http });
+  return {
+    http,
+    browser,
+    scraper,
+    robots,
+    sitemaps: new SitemapReader({ http, robots }),
+    async close() {
+      await Promise.all([http.close(), browser.close()]);
+    },
+  };
+}
