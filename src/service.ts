@@ -58,11 +58,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     await queue.start();
     app = await buildApp({ config, db, queue, stack });
     // Handlers start taking jobs here (embedded workers), before the server listens.
-    const jobsCleanup = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
-    cleanupJobs = async () => {
-      await jobsCleanup();
-      await stack.close();
-    };
+    // Its clean-up also closes the stack, after the server and the queue stopped using it.
+    cleanupJobs = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
     await opts.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -38,9 +38,12 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
 /** The features' registrations, in order. */
 export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs, registerWebhookJobs];
 
-/** Runs every registration; resolves to the clean-up to run once the queue has stopped. */
+/**
+ * Runs every registration; resolves to the clean-up to run once the queue (and the server) has
+ * stopped: the registrations' own clean-ups, then the process's scrape stack.
+ */
 export async function registerJobs(ctx: JobContext, extra: JobRegistration[] = []): Promise<() => Promise<void>> {
-  const closers: (() => Promise<void> | void)[] = [];
+  const closers: (() => Promise<void> | void)[] = [() => ctx.stack.close()];
   const full: JobContext = { ...ctx, onStop: (fn) => closers.push(fn) };
   const cleanup = async () => {
     for (const fn of closers.reverse()) await Promise.resolve(fn()).catch((err: unknown) => ctx.log.warn({ err }, 'job clean-up failed'));

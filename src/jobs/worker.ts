@@ -42,11 +42,8 @@ export async function startWorker(config: Config, opts: WorkerOptions = {}): Pro
   let cleanupJobs: () => Promise<void> = async () => undefined;
   try {
     await queue.start();
-    const jobsCleanup = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
-    cleanupJobs = async () => {
-      await jobsCleanup();
-      await stack.close();
-    };
+    // Its clean-up also closes the stack, after the server and the queue stopped using it.
+    cleanupJobs = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
   } catch (err) {
     await queue.stop({ graceful: false }).catch(() => undefined);
     await cleanupJobs();
