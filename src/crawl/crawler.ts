@@ -70,6 +70,23 @@ export const STATUS_MAX_BYTES = 10 * 1024 * 1024;
 /** What a crawl row keeps of the request (the URL is a column). */
 export type CrawlOptions = Omit<CrawlRequest, 'url' | 'origin' | 'integration' | 'webhook' | 'prompt'>;
 
+export type CrawlKind = 'crawl' | 'batch_scrape';
+
+/** The status document (src/contract/crawl.ts crawlStatus). */
+export interface CrawlStatus {
+  success: true;
+  status: CrawlRow['status'];
+  total: number;
+  completed: number;
+  creditsUsed: number;
+  expiresAt: string;
+  createdAt: string;
+  completedAt?: string;
+  duration: number;
+  next: string | null;
+  data: ScrapeDocument[];
+}
+
 export interface CrawlRow {
   id: string;
   teamId: string;
@@ -209,11 +226,42 @@ export class Crawler {
     return { id: job.id };
   }
 
-  /** The crawl of this team (another team's reads as missing: 404). */
-  async get(teamId: string, id: string): Promise<CrawlRow> {
-    const { rows } = await this.#d.db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = $1 AND team_id = $2 AND kind = 'crawl'`, [id, teamId]);
-    if (!rows[0]) throw new NotFoundError(`No crawl ${id} for this team`, 'CRAWL_NOT_FOUND');
+  /** The crawl (or batch scrape) of this team (another team's reads as missing: 404). */
+  async get(teamId: string, id: string, kind: CrawlKind = 'crawl'): Promise<CrawlRow> {
+    const { rows } = await this.#d.db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = $1 AND team_id = $2 AND kind = $3`, [id, teamId, kind]);
+    if (!rows[0]) {
+      if (kind === 'crawl') throw new NotFoundError(`No crawl ${id} for this team`, 'CRAWL_NOT_FOUND');
+      throw new NotFoundError(`No batch scrape ${id} for this team`, 'BATCH_SCRAPE_NOT_FOUND');
+    }
     return rows[0];
+  }
+
+  /**
+   * The status document of GET /v2/crawl/{id} and /v2/batch/scrape/{id} (also what the WebSocket
+   * stream sends): documents from `skip`, `next` whenever more data remains or the job still runs.
+   */
+  async status(teamId: string, id: string, kind: CrawlKind, page: { skip: number; limit?: number }, base: string): Promise<CrawlStatus> {
+    const crawl = await this.get(teamId, id, kind);
+    const { skip, limit } = page;
+    const { data, more } = await this.documents(id, skip, limit);
+    const terminal = crawl.status !== 'scraping';
+    const created = new Date(crawl.createdAt);
+    const end = terminal && crawl.completedAt ? new Date(crawl.completedAt) : new Date();
+    const path = kind === 'crawl' ? 'crawl' : 'batch/scrape';
+    const next = more || !terminal ? `${base}/v2/${path}/${id}?skip=${skip + data.length}${limit !== undefined ? `&limit=${limit}` : ''}` : null;
+    return {
+      success: true,
+      status: crawl.status,
+      total: crawl.total,
+      completed: crawl.completed,
+      creditsUsed: crawl.creditsUsed,
+      expiresAt: new Date(crawl.expiresAt).toISOString(),
+      createdAt: created.toISOString(),
+      ...(terminal && crawl.completedAt ? { completedAt: end.toISOString() } : {}),
+      duration: Math.max(0, (end.getTime() - created.getTime()) / 1000),
+      next,
+      data,
+    };
   }
 
   /** Documents of done pages in admission order, from `skip`, at most `limit` and about 10 MiB. */
@@ -243,8 +291,8 @@ export class Crawler {
     return { data, more: false };
   }
 
-  async cancel(teamId: string, id: string): Promise<void> {
-    await this.get(teamId, id);
+  async cancel(teamId: string, id: string, kind: CrawlKind = 'crawl'): Promise<void> {
+    await this.get(teamId, id, kind);
     const { rows } = await this.#d.db.query<{ id: string; webhook: WebhookSpec | null }>(
       `UPDATE crawls SET status = 'cancelled', completed_at = COALESCE(completed_at, clock_timestamp()) WHERE id = $1 AND status = 'scraping'
        RETURNING id, webhook`,
@@ -259,8 +307,12 @@ export class Crawler {
     await enqueueCrawlEvent(this.#d.queue, this.#d.log, crawl, event, key);
   }
 
-  async errors(teamId: string, id: string): Promise<{ errors: { id: string; timestamp: string; url: string; error: string; code?: string }[]; robotsBlocked: string[] }> {
-    await this.get(teamId, id);
+  async errors(
+    teamId: string,
+    id: string,
+    kind: CrawlKind = 'crawl',
+  ): Promise<{ errors: { id: string; timestamp: string; url: string; error: string; code?: string }[]; robotsBlocked: string[] }> {
+    await this.get(teamId, id, kind);
     const { rows } = await this.#d.db.query<{ id: string; updatedAt: Date; url: string; status: string; error: string | null; code: string | null }>(
       `SELECT id, updated_at AS "updatedAt", url, status, error, code FROM crawl_pages
        WHERE crawl_id = $1 AND status IN ('failed', 'blocked') ORDER BY seq`,

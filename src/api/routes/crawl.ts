@@ -66,30 +66,7 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, publicUrl }: 
         response: { 200: crawlStatus, 404: errorBody, ...authErrors },
       },
     },
-    async (request) => {
-      const { id } = request.params;
-      const crawl = await crawler.get(request.caller.teamId, id);
-      const { skip, limit } = request.query;
-      const { data, more } = await crawler.documents(id, skip, limit);
-      const terminal = crawl.status !== 'scraping';
-      const created = new Date(crawl.createdAt);
-      const end = terminal && crawl.completedAt ? new Date(crawl.completedAt) : new Date();
-      const nextSkip = skip + data.length;
-      const next = more || !terminal ? `${base(request)}/v2/crawl/${id}?skip=${nextSkip}${limit !== undefined ? `&limit=${limit}` : ''}` : null;
-      return {
-        success: true as const,
-        status: crawl.status,
-        total: crawl.total,
-        completed: crawl.completed,
-        creditsUsed: crawl.creditsUsed,
-        expiresAt: new Date(crawl.expiresAt).toISOString(),
-        createdAt: created.toISOString(),
-        ...(terminal && crawl.completedAt ? { completedAt: end.toISOString() } : {}),
-        duration: Math.max(0, (end.getTime() - created.getTime()) / 1000),
-        next,
-        data,
-      };
-    },
+    async (request) => crawler.status(request.caller.teamId, request.params.id, 'crawl', request.query, base(request)),
   );
 
   r.delete(
