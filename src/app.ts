@@ -1,15 +1,18 @@
 // Builds the HTTP application: hooks (request id, auth, rate limits, errors), the OpenAPI
 // document and every route. No I/O happens here beyond what the routes do per request.
 import { randomUUID } from 'node:crypto';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installAuth } from './api/auth.ts';
 import { installErrorHandling } from './api/errors.ts';
 import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
+import { batchScrapeRoutes } from './api/routes/batch.ts';
 import { crawlRoutes } from './api/routes/crawl.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { mapRoutes } from './api/routes/map.ts';
+import { parseRoutes } from './api/routes/parse.ts';
 import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
 import { teamRoutes } from './api/routes/team.ts';
@@ -53,6 +56,10 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
 
   installErrorHandling(app);
   await installOpenApi(app, version);
+  // WebSocket forms of routes (the crawl and batch scrape status streams). Before the routes, and
+  // before auth: its onRequest hook marks upgrade requests so that a refused one (401, 429…)
+  // gets its socket closed after the answer.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSockets });
   installAuth(app, db);
   installRateLimits(app, db, config.rateLimits);
 
@@ -62,12 +69,27 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   const { scraper, http, robots, sitemaps } = stack;
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
+  // Documents are parsed in the stack's worker threads (one pool per process).
+  await app.register(parseRoutes, { db, pool: stack.parsePool });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {
     // Routes only start crawls and read them; the pages run in the queue's workers.
     const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log, allowPrivateNetwork: config.allowPrivateNetwork });
-    await app.register(crawlRoutes, { crawler, publicUrl: config.publicUrl });
+    await app.register(crawlRoutes, { crawler, db, publicUrl: config.publicUrl });
+    await app.register(batchScrapeRoutes, { crawler, db, publicUrl: config.publicUrl });
   }
   return app;
+}
+
+// On close: open streams get 1001 (going away); a client that does not answer the closing
+// handshake within a second is cut, so the server's close never waits on it.
+function closeSockets(this: FastifyInstance, done: () => void): void {
+  const wss = this.websocketServer;
+  for (const socket of wss.clients) {
+    socket.close(1001, 'server shutting down');
+    setTimeout(() => socket.terminate(), 1000).unref();
+  }
+  wss.close();
+  done();
 }

@@ -1,5 +1,6 @@
 // Typed configuration, read once from the environment and validated at start-up.
 // A wrong value stops start-up with a message naming the variable (ConfigError).
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -59,8 +60,12 @@ const envSchema = z.object({
     .regex(/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/, 'a comma-separated list of seconds, e.g. 60,300,900')
     .default('60,300,900'),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
+  GLEANER_HOST_MAX_CONCURRENCY: z.coerce.number().int().min(0).max(10000).default(8),
+  GLEANER_HOST_MIN_INTERVAL_MS: z.coerce.number().int().min(0).max(600000).default(0),
+  GLEANER_MAX_CRAWL_DELAY: z.coerce.number().min(0).max(3600).default(60),
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
+  GLEANER_PARSE_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   SCRAPE_MAX_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
@@ -90,10 +95,18 @@ export interface Config {
   allowPrivateNetwork: boolean;
   rateLimits: Record<RateLimitClass, number>;
   teamMaxConcurrency: number;
+  /** Crawl requests to one host at once in this process; 0: no cap (src/crawl/politeness.ts). */
+  hostMaxConcurrency: number;
+  /** Least time between two crawl request starts to one host, across every process. */
+  hostMinIntervalMs: number;
+  /** Largest robots.txt Crawl-delay applied, in seconds; 0: Crawl-delay is ignored. */
+  maxCrawlDelaySeconds: number;
   /** Seconds before each retry of a failed webhook delivery (one retry per entry). */
   webhookRetryDelays: number[];
   proxyUrl: string | undefined;
   enhancedProxyUrl: string | undefined;
+  /** Worker threads parsing uploaded documents (POST /v2/parse), started lazily. */
+  parseWorkers: number;
   scrapeMaxBytes: number;
   chromiumPath: string;
   browserMaxPages: number;
@@ -147,9 +160,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateNetwork: e.GLEANER_ALLOW_PRIVATE_NETWORK,
     rateLimits: e.GLEANER_RATE_LIMITS,
     teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
+    hostMaxConcurrency: e.GLEANER_HOST_MAX_CONCURRENCY,
+    hostMinIntervalMs: e.GLEANER_HOST_MIN_INTERVAL_MS,
+    maxCrawlDelaySeconds: e.GLEANER_MAX_CRAWL_DELAY,
     webhookRetryDelays: e.GLEANER_WEBHOOK_RETRY_DELAYS.split(',').map((d) => Number(d.trim())),
     proxyUrl: e.PROXY_URL,
     enhancedProxyUrl: e.PROXY_ENHANCED_URL,
+    parseWorkers: e.GLEANER_PARSE_WORKERS ?? Math.min(4, Math.max(1, availableParallelism() - 1)),
     scrapeMaxBytes: e.SCRAPE_MAX_BYTES,
     chromiumPath: e.CHROMIUM_PATH,
     browserMaxPages: e.BROWSER_MAX_PAGES,

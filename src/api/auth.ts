@@ -1,4 +1,5 @@
-// Bearer-key authentication on every route but the public ones.
+// Bearer-key authentication on every route but the public ones (WebSocket upgrades: the key may
+// also be the subprotocol).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../store/db.ts';
 import { type Caller, findCallerByKey, touchApiKey } from '../store/teams.ts';
@@ -29,9 +30,10 @@ export function installAuth(app: FastifyInstance, db: Db): void {
     if (request.routeOptions.config.public || !request.routeOptions.url) return; // unknown routes: JSON 404
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new UnauthorizedError();
+    const key = match?.[1] ?? (header ? undefined : subprotocolKey(request));
+    if (!key) throw new UnauthorizedError();
     const now = Date.now();
-    const caller = await lookup(match[1], now);
+    const caller = await lookup(key, now);
     if (!caller) throw new UnauthorizedError('Unauthorized: the API key is not valid or was revoked');
     request.caller = caller;
     if ((lastTouched.get(caller.keyId) ?? 0) + TOUCH_INTERVAL_MS < now) {
@@ -39,4 +41,17 @@ export function installAuth(app: FastifyInstance, db: Db): void {
       touchApiKey(db, caller.keyId).catch((err) => request.log.warn({ err }, 'could not record key use'));
     }
   });
+}
+
+/**
+ * A WebSocket upgrade without an Authorization header may carry the key as its subprotocol
+ * (browsers cannot set headers; Firecrawl's SDK watchers do this): `Sec-WebSocket-Protocol: <key>`.
+ * The server then selects that subprotocol (ws picks the client's first one).
+ */
+function subprotocolKey(request: FastifyRequest): string | undefined {
+  if (request.headers.upgrade?.toLowerCase() !== 'websocket') return undefined;
+  const value = request.headers['sec-websocket-protocol'];
+  if (typeof value !== 'string') return undefined;
+  const protocols = value.split(',').map((p) => p.trim()).filter(Boolean);
+  return protocols.find((p) => p.startsWith('fc-')) ?? protocols[0];
 }

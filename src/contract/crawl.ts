@@ -11,6 +11,29 @@ export const CRAWL_MAX_LIMIT = 100_000;
 /** Values of webhook.events (wire-names.md). */
 export const webhookEvents = ['started', 'page', 'completed', 'failed'] as const;
 
+/** The `webhook` field of a crawl or batch scrape: a URL or {url, headers, metadata, events}. */
+export function crawlWebhook(kind: 'crawl' | 'batch_scrape') {
+  return z
+    .union([
+      z.string().min(1).max(2048),
+      z
+        .object({
+          url: z.string().min(1).max(2048),
+          headers: z.record(z.string(), z.string().max(8192)).optional().describe('Sent with every delivery'),
+          metadata: z.record(z.string(), z.unknown()).optional().describe('Echoed in every payload'),
+          // Checked by the crawler (a 400 naming body.webhook.events.N): inside a union, zod names only body.webhook.
+          events: z.array(z.string()).optional().describe(`Events to send, among ${webhookEvents.join(', ')} (default all); cancelled goes with completed/failed`),
+        })
+        .strict(),
+    ])
+    .optional()
+    .describe(
+      `A URL, or {url, headers, metadata, events}: POSTs {success, type: "${kind}.started"|"${kind}.page"|"${kind}.completed"|"${kind}.failed"|"${kind}.cancelled", ` +
+        'id, webhookId, data, metadata, error?}, signed X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the body under the team webhook secret>; ' +
+        '10 s timeout, retried on non-2xx (GLEANER_WEBHOOK_RETRY_DELAYS)',
+    );
+}
+
 export const crawlScrapeOptions = z.object(scrapeOptionsShape).strict();
 
 export const crawlRequest = z
@@ -32,25 +55,7 @@ export const crawlRequest = z
     robotsUserAgent: z.string().min(1).max(200).optional().describe('User agent whose robots.txt group applies (default Gleaner)'),
     delay: z.number().min(0).max(60).optional().describe('Seconds between two pages of this crawl starting'),
     maxConcurrency: z.number().int().min(1).max(100).optional().describe('Pages of this crawl scraped at once per worker process'),
-    webhook: z
-      .union([
-        z.string().min(1).max(2048),
-        z
-          .object({
-            url: z.string().min(1).max(2048),
-            headers: z.record(z.string(), z.string().max(8192)).optional().describe('Sent with every delivery'),
-            metadata: z.record(z.string(), z.unknown()).optional().describe('Echoed in every payload'),
-            // Checked by the crawler (a 400 naming body.webhook.events.N): inside a union, zod names only body.webhook.
-            events: z.array(z.string()).optional().describe(`Events to send, among ${webhookEvents.join(', ')} (default all); cancelled goes with completed/failed`),
-          })
-          .strict(),
-      ])
-      .optional()
-      .describe(
-        'A URL, or {url, headers, metadata, events}: POSTs {success, type: "crawl.started"|"crawl.page"|"crawl.completed"|"crawl.failed"|"crawl.cancelled", ' +
-          'id, webhookId, data, metadata, error?}, signed X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the body under the team webhook secret>; ' +
-          '10 s timeout, retried on non-2xx (GLEANER_WEBHOOK_RETRY_DELAYS)',
-      ),
+    webhook: crawlWebhook('crawl'),
     scrapeOptions: crawlScrapeOptions.prefault({}).describe('Applied to every page (as POST /v2/scrape); formats default ["markdown"]'),
     zeroDataRetention: z.boolean().default(false).describe('Refused when true: crawl results are stored until they expire'),
     stopOnContent: z.unknown().optional().describe('Accepted from newer SDKs; has no effect'),

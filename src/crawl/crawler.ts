@@ -37,23 +37,31 @@
 // queue honours (startAfter). `maxConcurrency` caps the crawl's pages scraped at once in each
 // worker process (a per-process semaphore; N processes may run up to N × maxConcurrency). The
 // team's concurrency limit (GLEANER_TEAM_MAX_CONCURRENCY) applies per process as for scrapes.
-// robots.txt Crawl-delay is not applied yet.
+// Per-host politeness (src/crawl/politeness.ts), for every crawl together, just before the fetch:
+// request starts to a host are at least max(GLEANER_HOST_MIN_INTERVAL_MS, robots.txt Crawl-delay
+// unless ignoreRobotsTxt) apart across all processes (a database row per host), so a crawl's
+// pages are max(delay, Crawl-delay) apart; and each process has at most
+// GLEANER_HOST_MAX_CONCURRENCY requests to one host in flight. A turn more than a few seconds
+// away is not slept: the page is sent again with startAfter (and its reserved start).
 //
 // Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
 // and its events are queued as the crawl goes (started at start, page when a page is recorded,
 // completed/cancelled when the crawl ends); queueing is one insert and delivery a job of its own.
-import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
+import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
+import type { BatchScrapeRequest } from '../contract/batch.ts';
 import type { CrawlRequest } from '../contract/crawl.ts';
-import type { ScrapeDocument, ScrapeFormatInput, ScrapeRequest } from '../contract/scrape.ts';
+import { type ScrapeDocument, type ScrapeFormatInput, type ScrapeRequest, targetUrl } from '../contract/scrape.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
 import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, isWebhookEvent, normalizeWebhook, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
+import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, recordIdempotentJob, releaseIdempotencyKey, requestHash } from '../store/idempotency.ts';
 import { updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
+import { Politeness } from './politeness.ts';
 import { RobotsCache } from './robots.ts';
 import { SitemapReader } from './sitemap.ts';
 import { UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
@@ -89,6 +97,7 @@ export interface CrawlStatus {
 
 export interface CrawlRow {
   id: string;
+  kind: CrawlKind;
   teamId: string;
   apiKeyId: string | null;
   url: string;
@@ -105,13 +114,15 @@ export interface CrawlRow {
   webhook: WebhookSpec | null;
 }
 
-const crawlColumns = `id, team_id AS "teamId", api_key_id AS "apiKeyId", url, options, page_limit AS "pageLimit",
+const crawlColumns = `id, kind, team_id AS "teamId", api_key_id AS "apiKeyId", url, options, page_limit AS "pageLimit",
   public_url AS "publicUrl", status, total, completed, credits_used AS "creditsUsed", created_at AS "createdAt",
   completed_at AS "completedAt", expires_at AS "expiresAt", webhook`;
 
 interface PageJob {
   crawlId: string;
   key: string;
+  /** A start reserved by the page's earlier run (src/crawl/politeness.ts). */
+  slot?: string;
 }
 
 /** A URL and its dedup key. */
@@ -129,6 +140,8 @@ export interface CrawlerDeps {
   log: Log;
   /** GLEANER_ALLOW_PRIVATE_NETWORK: webhook URLs on private addresses are refused at start without it. */
   allowPrivateNetwork?: boolean;
+  /** Per-host politeness before each page's fetch (workers only). */
+  politeness?: Politeness;
 }
 
 /** The dedup key of a URL in a crawl (file comment). */
@@ -189,18 +202,7 @@ export class Crawler {
   /** POST /v2/crawl: validates, records the job and the crawl, seeds the frontier. */
   async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string }> {
     const { db, queue } = this.#d;
-    if (typeof req.webhook === 'object') {
-      const bad = (req.webhook.events ?? []).findIndex((e) => !isWebhookEvent(e));
-      if (bad >= 0) refuse(`webhook.events.${bad}`, `"${req.webhook.events![bad]}" is not one of ${webhookEvents.join(', ')}`);
-    }
-    const webhook = req.webhook === undefined ? null : normalizeWebhook(req.webhook);
-    if (webhook) {
-      try {
-        assertUrlAllowed(webhook.url, { allowPrivateNetwork: this.#d.allowPrivateNetwork ?? false });
-      } catch (err) {
-        refuse(typeof req.webhook === 'string' ? 'webhook' : 'webhook.url', `must be an http(s) URL of a public host: ${(err as Error).message}`);
-      }
-    }
+    const webhook = this.#webhookOf(req.webhook);
     if (req.prompt !== undefined) refuse('prompt', 'deriving crawl options from a prompt needs an LLM, which is not configured');
     if (req.zeroDataRetention) refuse('zeroDataRetention', 'crawl results are stored until they expire; zero data retention is not supported for crawls');
     if (req.scrapeOptions.zeroDataRetention) refuse('scrapeOptions.zeroDataRetention', 'not supported for crawls');
@@ -224,6 +226,98 @@ export class Crawler {
     if (seeding) await queue.send(SEED_QUEUE, { crawlId: job.id }, { singletonKey: job.id });
     else await this.#finishIfDone(job.id);
     return { id: job.id };
+  }
+
+  /** The request's webhook in stored form; a 400 naming the field when it is unusable. */
+  #webhookOf(w: CrawlRequest['webhook']): WebhookSpec | null {
+    if (w === undefined) return null;
+    if (typeof w === 'object') {
+      const bad = (w.events ?? []).findIndex((e) => !isWebhookEvent(e));
+      if (bad >= 0) refuse(`webhook.events.${bad}`, `"${w.events![bad]}" is not one of ${webhookEvents.join(', ')}`);
+    }
+    const webhook = normalizeWebhook(w);
+    try {
+      assertUrlAllowed(webhook.url, { allowPrivateNetwork: this.#d.allowPrivateNetwork ?? false });
+    } catch (err) {
+      refuse(typeof w === 'string' ? 'webhook' : 'webhook.url', `must be an http(s) URL of a public host: ${(err as Error).message}`);
+    }
+    return webhook;
+  }
+
+  /**
+   * POST /v2/batch/scrape: a batch is a crawl of kind batch_scrape whose pages are the given URLs,
+   * in order (keys are their positions, so a URL listed twice is scraped twice); no links are
+   * followed and robots.txt is not read, as for a single scrape. With appendToId the URLs join
+   * that running batch. With an idempotency key, a repeat returns the first request's batch.
+   */
+  async startBatch(caller: Caller, req: BatchScrapeRequest, publicUrl: string, idempotencyKey?: string): Promise<{ id: string; invalidURLs?: string[] }> {
+    const { db } = this.#d;
+    const { urls, webhook: w, ignoreInvalidURLs, maxConcurrency, appendToId, idempotencyKey: _k, origin: _o, integration: _i, ...scrapeOptions } = req;
+    const valid: string[] = [];
+    const invalidURLs: string[] = [];
+    urls.forEach((u, i) => {
+      const parsed = targetUrl.safeParse(u);
+      if (parsed.success) valid.push(normalizeUrl(parsed.data) ?? parsed.data);
+      else if (ignoreInvalidURLs) invalidURLs.push(u);
+      else refuse(`urls.${i}`, `"${u.slice(0, 200)}" is not an http(s) URL (ignoreInvalidURLs: true leaves such URLs out)`);
+    });
+    if (valid.length === 0) refuse('urls', 'no valid http(s) URL');
+    if (appendToId !== undefined && w !== undefined) refuse('webhook', 'an append uses the webhook of the batch it joins');
+    const webhook = this.#webhookOf(w);
+    if (scrapeOptions.zeroDataRetention) refuse('zeroDataRetention', 'batch results are stored until they expire; zero data retention is not supported for batch scrapes');
+    this.#d.scraper.check({ url: valid[0], ...scrapeOptions });
+    const answer = (id: string) => ({ id, ...(ignoreInvalidURLs ? { invalidURLs } : {}) });
+
+    if (idempotencyKey !== undefined) {
+      const prior = await claimIdempotencyKey(db, caller.teamId, idempotencyKey, 'batch_scrape', requestHash(req));
+      if (prior) return answer(prior);
+    }
+    try {
+      let id: string;
+      if (appendToId !== undefined) {
+        const batch = await this.get(caller.teamId, appendToId, 'batch_scrape');
+        if (batch.status !== 'scraping') throw new ConflictError(`Batch scrape ${appendToId} is ${batch.status}; URLs can only be added to a running batch`, 'BATCH_SCRAPE_NOT_RUNNING');
+        await ensureCredits(db, caller.teamId, 1);
+        id = appendToId;
+      } else {
+        const job = await createBillableJob(db, { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'batch_scrape', status: 'active', target: valid[0] }, 1);
+        id = job.id;
+        const options = { scrapeOptions, ...(maxConcurrency === undefined ? {} : { maxConcurrency }) };
+        await db.query(
+          `INSERT INTO crawls (id, team_id, api_key_id, kind, url, options, page_limit, public_url, status, seeding, webhook, expires_at)
+           VALUES ($1, $2, $3, 'batch_scrape', $4, $5::jsonb, 0, $6, 'scraping', false, $8::jsonb, clock_timestamp() + $7 * interval '1 millisecond')`,
+          [id, caller.teamId, caller.keyId, valid[0], JSON.stringify(options), publicUrl, CRAWL_TTL_MS, webhook && JSON.stringify(webhook)],
+        );
+        await this.#event({ id, webhook }, 'started');
+      }
+      if (!(await this.#admitBatch(id, valid))) {
+        throw new ConflictError(`Batch scrape ${id} ended before the URLs could be added`, 'BATCH_SCRAPE_NOT_RUNNING');
+      }
+      if (idempotencyKey !== undefined) await recordIdempotentJob(db, caller.teamId, idempotencyKey, id);
+      return answer(id);
+    } catch (err) {
+      if (idempotencyKey !== undefined) await releaseIdempotencyKey(db, caller.teamId, idempotencyKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Adds pages to a running batch under its row lock (keys: positions); false when it is not running. */
+  async #admitBatch(id: string, urls: string[]): Promise<boolean> {
+    const pages = await this.#d.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ status: string; total: number }>('SELECT status, total FROM crawls WHERE id = $1 FOR UPDATE', [id]);
+      if (rows[0]?.status !== 'scraping') return undefined;
+      const keys = urls.map((_, i) => String(rows[0].total + i));
+      await tx.query(
+        `INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status)
+         SELECT $1, k, u, 0, 'queued' FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(k, u, o) ORDER BY o`,
+        [id, keys, urls],
+      );
+      await tx.query('UPDATE crawls SET total = total + $2, page_limit = page_limit + $2 WHERE id = $1', [id, urls.length]);
+      return keys.map((key) => ({ key }));
+    });
+    if (!pages) return false;
+    await this.#send(id, pages);
+    return true;
   }
 
   /** The crawl (or batch scrape) of this team (another team's reads as missing: 404). */
@@ -410,18 +504,31 @@ export class Crawler {
     );
   }
 
-  /** Marks the crawl completed when sitemap seeding is over and no page is queued. */
+  /**
+   * Ends the crawl when sitemap seeding is over and no page is queued: `completed`, or `failed`
+   * when not one page could be scraped and some failed (the start URL unreachable, every URL of a
+   * batch failing); the job's error is then the first page's error.
+   */
   async #finishIfDone(crawlId: string): Promise<void> {
-    const { rows } = await this.#d.db.query<{ id: string; webhook: WebhookSpec | null }>(
-      `UPDATE crawls SET status = 'completed', completed_at = clock_timestamp()
+    const { rows } = await this.#d.db.query<{ id: string; webhook: WebhookSpec | null; status: 'completed' | 'failed'; error: string | null }>(
+      `WITH failure AS (
+         SELECT error, code FROM crawl_pages WHERE crawl_id = $1 AND status = 'failed' ORDER BY seq LIMIT 1
+       )
+       UPDATE crawls SET completed_at = clock_timestamp(),
+         status = CASE WHEN completed = 0 AND EXISTS (SELECT 1 FROM failure) THEN 'failed' ELSE 'completed' END
        WHERE id = $1 AND status = 'scraping' AND NOT seeding
          AND NOT EXISTS (SELECT 1 FROM crawl_pages WHERE crawl_id = $1 AND status = 'queued')
-       RETURNING id, webhook`,
+       RETURNING id, webhook, status, (SELECT COALESCE(code || ': ', '') || error FROM failure) AS error`,
       [crawlId],
     );
-    if (rows[0]) {
+    const ended = rows[0];
+    if (!ended) return;
+    if (ended.status === 'failed') {
+      await updateJob(this.#d.db, crawlId, { status: 'failed', error: `no page could be scraped: ${ended.error ?? 'every page failed'}` });
+      await this.#event(ended, 'failed');
+    } else {
       await updateJob(this.#d.db, crawlId, { status: 'completed' });
-      await this.#event(rows[0], 'completed');
+      await this.#event(ended, 'completed');
     }
   }
 
@@ -484,6 +591,8 @@ export class Crawler {
     const o = crawl.options;
     const release = await this.#slots.take(crawlId, o.maxConcurrency);
     try {
+      // A cancel while this page waited for its slot: it never starts.
+      if (o.maxConcurrency && (await this.#crawlOf(crawlId))?.status !== 'scraping') return;
       await this.#runPage(job, crawl, key, page);
     } catch (err) {
       if (job.retryCount < PAGE_RETRIES) throw err;
@@ -498,8 +607,16 @@ export class Crawler {
   async #runPage(job: Job<PageJob>, crawl: CrawlRow, key: string, page: { url: string; depth: number }): Promise<void> {
     const { db } = this.#d;
     const o = crawl.options;
-    if (!o.ignoreRobotsTxt) {
+    // A batch page is a scrape: no robots.txt, no links followed.
+    const batch = crawl.kind === 'batch_scrape';
+    if (!batch && !o.ignoreRobotsTxt) {
       const robots = await this.#d.robots.get(page.url, { signal: job.signal });
+      if (robots.status === 'unreachable') {
+        // RFC 9309: an unreachable robots.txt disallows everything; the page is not fetched, and
+        // reported as a failure (not a robots rule).
+        await this.#record(db, crawl, key, { status: 'failed', error: `robots.txt unreachable: ${robots.error ?? 'no answer'}`, code: 'ROBOTS_UNREACHABLE' });
+        return;
+      }
       if (robots.status === 'blocked' || !robots.isAllowed(page.url, o.robotsUserAgent)) {
         await this.#record(db, crawl, key, { status: 'blocked', error: 'disallowed by robots.txt', code: 'ROBOTS_DISALLOWED' });
         return;
@@ -514,11 +631,19 @@ export class Crawler {
     const formats: ScrapeFormatInput[] = o.scrapeOptions.formats ?? ['markdown'];
     const types = formats.map(formatType);
     // Links are read from every page (kept for depth corrections), followed within the depth.
-    const collect = !types.includes('rawBase64');
+    const collect = !batch && !types.includes('rawBase64');
     const follow = collect && (o.maxDiscoveryDepth === undefined || page.depth < o.maxDiscoveryDepth);
     const userLinks = types.includes('links');
     const req: ScrapeRequest = { ...o.scrapeOptions, url: page.url, formats: collect && !userLinks ? [...formats, 'links'] : formats };
     const caller: Caller = { teamId: crawl.teamId, teamName: '', keyId: crawl.apiKeyId ?? '' };
+    // Per-host politeness (src/crawl/politeness.ts): a far-off turn sends the page again for later.
+    const robots = !o.ignoreRobotsTxt && crawl.kind !== 'batch_scrape';
+    const turn = await this.#d.politeness?.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: job.data.slot, signal: job.signal });
+    if (turn && !turn.go) {
+      await this.#d.queue.send<PageJob>(PAGE_QUEUE, { crawlId: crawl.id, key, slot: turn.slot }, { singletonKey: `${crawl.id}:${key}`, startAfter: turn.startAfter });
+      return;
+    }
+    if (turn?.waited && (await this.#crawlOf(crawl.id))?.status !== 'scraping') return turn.release();
     let document: ScrapeDocument;
     let credits: number;
     try {
@@ -529,6 +654,8 @@ export class Crawler {
       if (job.signal.aborted || !(err instanceof ApiError)) throw err;
       await this.#record(db, crawl, key, { status: 'failed', error: err.message, code: err.code });
       return;
+    } finally {
+      turn?.release();
     }
     const found = document.links ?? [];
     if (!userLinks) delete document.links;
@@ -620,10 +747,15 @@ export async function registerCrawlJobs({ queue, db, config, log, stack }: JobCo
   await queue.createQueue(SWEEP_QUEUE, { retryLimit: 1 });
   await queue.schedule(SWEEP_QUEUE, '41 * * * *');
   const { scraper, robots, sitemaps } = stack;
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork });
+  const { hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds } = config;
+  const politeness = new Politeness({ db, robots, hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds });
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness });
   await queue.work<PageJob>(PAGE_QUEUE, (job) => crawler.page(job));
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
-  await queue.work(SWEEP_QUEUE, () => deleteExpiredCrawls(db));
+  await queue.work(SWEEP_QUEUE, async () => {
+    await deleteExpiredCrawls(db);
+    await deleteExpiredIdempotencyKeys(db);
+  });
 }
 
 const SWEEP_QUEUE = 'sweep-crawls';

@@ -28,7 +28,9 @@
 // Why not pg-boss's own work(): its workers wait out the polling interval after every fetch
 // unless they fetch full batches, and a batch is held until its slowest job ends. Here each queue
 // keeps `concurrency` jobs in flight and refills a slot as soon as one frees, batches the
-// completions into one statement, and a send() wakes idle workers at once (in this process
+// completions into one statement (waiting up to 20 ms for company; when more than half the slots
+// are busy a refill also waits up to 20 ms so one fetch fills several: on PGlite every statement
+// takes the event loop), and a send() wakes idle workers at once (in this process
 // directly, in others through pg-boss's NOTIFY on Postgres); pg-boss still does the claiming (FOR UPDATE SKIP LOCKED), retries, expiry, heartbeats,
 // supervision, schedules and retention.
 import { createHash } from 'node:crypto';
@@ -404,6 +406,9 @@ interface PumpOptions {
   log: Log;
 }
 
+/** How long a fetch waits for more free slots, and a completion for others to record with it (ms). */
+const GATHER_MS = 20;
+
 /** One queue's workers in this process: keeps up to `concurrency` jobs running. */
 class Pump {
   readonly #o: PumpOptions;
@@ -415,6 +420,9 @@ class Pump {
   #woken = false;
   #completions: JobAttempt[] = [];
   #flushing: Promise<void> | undefined;
+  #flushTimer: NodeJS.Timeout | undefined;
+  /** When the loop began waiting for more free slots before a fetch. */
+  #gatherSince: number | undefined;
 
   constructor(o: PumpOptions) {
     this.#o = o;
@@ -444,6 +452,16 @@ class Pump {
         await this.#sleep(); // a finishing job wakes us
         continue;
       }
+      // More than half the slots busy: let a few more free up (at most GATHER_MS) so one fetch
+      // fills several; every fetch is a statement, and on PGlite statements take the event loop.
+      if (free < Math.ceil(concurrency / 2)) {
+        const waited = Date.now() - (this.#gatherSince ??= Date.now());
+        if (waited < GATHER_MS) {
+          await this.#sleep(GATHER_MS - waited);
+          continue;
+        }
+      }
+      this.#gatherSince = undefined;
       this.#woken = false;
       let jobs;
       try {
@@ -504,9 +522,19 @@ class Pump {
     })();
   }
 
+  // Completions wait up to GATHER_MS for company (one statement records them all), unless a
+  // statement is already in flight (what arrives meanwhile goes in the next) or the pump stops.
   #complete(attempt: JobAttempt): void {
     this.#completions.push(attempt);
-    this.#flushing ??= this.#flush();
+    if (this.#flushing || this.#flushTimer) return;
+    if (this.#stopping || this.#completions.length >= this.#o.concurrency) this.#flushing = this.#flush();
+    else this.#flushTimer = setTimeout(() => this.#flushNow(), GATHER_MS);
+  }
+
+  #flushNow(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#completions.length) this.#flushing ??= this.#flush();
   }
 
   // Completions that arrive while one statement is in flight go together in the next.
@@ -598,6 +626,7 @@ class Pump {
         this.#o.log.error({ err, queue: this.#o.name }, 'job queue: could not release running jobs; they are retried after their heartbeat lapses');
       }
     }
+    this.#flushNow();
     await this.#flushing;
   }
 }

@@ -153,8 +153,8 @@ export class WebhookDeliverer {
   async deliver(job: Job<DeliveryJob>): Promise<void> {
     const { db, queue, log, retryDelays } = this.#o;
     const d = job.data;
-    const { rows } = await db.query<{ teamId: string; webhook: WebhookSpec | null; secret: string; error: string | null }>(
-      `SELECT c.team_id AS "teamId", c.webhook, t.webhook_secret AS secret, j.error
+    const { rows } = await db.query<{ teamId: string; kind: string; webhook: WebhookSpec | null; secret: string; error: string | null }>(
+      `SELECT c.team_id AS "teamId", c.kind, c.webhook, t.webhook_secret AS secret, j.error
        FROM crawls c JOIN teams t ON t.id = c.team_id JOIN jobs j ON j.id = c.id WHERE c.id = $1`,
       [d.crawlId],
     );
@@ -178,9 +178,11 @@ export class WebhookDeliverer {
         error = page.error ?? 'page failed';
       }
     }
+    // crawl.* or batch_scrape.* (wire-names.md)
+    const type = `${crawl.kind}.${d.event}`;
     const body = JSON.stringify({
       success,
-      type: `crawl.${d.event}`,
+      type,
       id: d.crawlId,
       webhookId: d.webhookId,
       data,
@@ -209,7 +211,7 @@ export class WebhookDeliverer {
     await db.query(
       `INSERT INTO webhook_deliveries (team_id, job_id, webhook_id, event, url, attempt, status_code, error, delivered_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8::text IS NULL THEN clock_timestamp() END)`,
-      [crawl.teamId, d.crawlId, d.webhookId, `crawl.${d.event}`, spec.url, d.attempt, statusCode, failure],
+      [crawl.teamId, d.crawlId, d.webhookId, type, spec.url, d.attempt, statusCode, failure],
     );
     if (failure === null) return;
     const delay = retryDelays[d.attempt - 1];

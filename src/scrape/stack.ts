@@ -3,6 +3,7 @@
 // Chromium), one per-team concurrency gate, one robots.txt cache.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import { ParsePool } from '../documents/pool.ts';
 import { RobotsCache } from '../crawl/robots.ts';
 import { SitemapReader } from '../crawl/sitemap.ts';
 import { TeamConcurrency } from '../jobs/concurrency.ts';
@@ -17,6 +18,8 @@ export interface ScrapeStack {
   scraper: Scraper;
   robots: RobotsCache;
   sitemaps: SitemapReader;
+  /** Worker threads that parse documents off the event loop (started on first use). */
+  parsePool: ParsePool;
   /** Closes the engines (after the server and the queue stopped using them). */
   close(): Promise<void>;
 }
@@ -49,14 +52,16 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     fileTtlMs: config.fileTtlMs,
   });
   const robots = new RobotsCache({ http });
+  const parsePool = new ParsePool({ size: config.parseWorkers });
   return {
     http,
     browser,
     scraper,
     robots,
     sitemaps: new SitemapReader({ http, robots }),
+    parsePool,
     async close() {
-      await Promise.all([http.close(), browser.close()]);
+      await Promise.all([http.close(), browser.close(), parsePool.close()]);
     },
   };
 }

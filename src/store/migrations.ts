@@ -237,6 +237,39 @@ export const migrations: Migration[] = [
       CREATE INDEX webhook_deliveries_team_time ON webhook_deliveries (team_id, created_at);
     `,
   },
+  {
+    id: 7,
+    name: 'per-host politeness: next allowed request start',
+    sql: `
+      -- One row per host crawled with a minimum interval (robots.txt Crawl-delay or
+      -- GLEANER_HOST_MIN_INTERVAL_MS): the earliest time the next request may start, moved on by
+      -- one atomic upsert per request (src/crawl/politeness.ts). Rebuilt by use: no write-ahead
+      -- log (after a database crash it starts empty, which costs at most one early request per host).
+      CREATE UNLOGGED TABLE host_politeness (
+        host text PRIMARY KEY,
+        next_at timestamptz NOT NULL
+      );
+    `,
+  },
+  {
+    id: 8,
+    name: 'idempotency keys of batch scrapes',
+    sql: `
+      -- A request's idempotency key, claimed before its job is created (job_id NULL until then),
+      -- so a repeat returns the first request's job and two at once start only one.
+      CREATE TABLE idempotency_keys (
+        team_id uuid NOT NULL REFERENCES teams(id),
+        key text NOT NULL,
+        endpoint text NOT NULL,
+        -- digest of the request body: the same key with another body is a 409
+        request_hash text NOT NULL,
+        job_id uuid REFERENCES jobs(id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (team_id, key)
+      );
+      CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

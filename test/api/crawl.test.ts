@@ -266,10 +266,11 @@ for (const store of storeKinds) {
       assert.ok(!(await api('GET', '/v2/crawl/active')).json.crawls.some((c: { id: string }) => c.id === id));
     });
 
-    test('pages that fail are listed in errors with their code; the crawl still completes', async () => {
+    test('pages that fail are listed in errors with their code; a crawl that scraped nothing ends failed', async () => {
       const id = await start({ url: `${main}/redirect/loop`, sitemap: 'skip' });
       const status = await finish(id);
-      assert.equal(status.status, 'completed');
+      assert.equal(status.status, 'failed');
+      assert.ok(status.completedAt);
       assert.equal(status.completed, 0);
       assert.equal(status.creditsUsed, 0);
       assert.deepEqual(status.data, []);

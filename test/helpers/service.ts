@@ -70,6 +70,9 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     GLEANER_ALLOW_PRIVATE_NETWORK: 'true',
+    // The fixture site's robots.txt asks for Crawl-delay: 1 (1 page/s); tests that measure
+    // politeness turn it back on (test/api/crawl-politeness.test.ts).
+    GLEANER_MAX_CRAWL_DELAY: '0',
     GLEANER_API_KEY: key,
     ...storeEnv,
     ...opts.env,

@@ -6,8 +6,10 @@ import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { crawlActive, crawlCancelled, crawlErrors, crawlRequest, crawlStarted, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
+import type { Db } from '../../store/db.ts';
+import { statusStream } from '../status-stream.ts';
 
-export async function crawlRoutes(app: FastifyInstance, { crawler, publicUrl }: { crawler: Crawler; publicUrl?: string }): Promise<void> {
+export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['crawl'];
   const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
@@ -51,23 +53,28 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, publicUrl }: 
     );
   }
 
-  r.get(
-    '/v2/crawl/:id',
-    {
-      config: { rateLimit: 'status' },
-      schema: {
-        tags,
-        summary: 'Crawl status and data',
-        description:
-          'Documents of the pages scraped so far, in admission order, from `skip`, at most `limit` and about 10 MiB; ' +
-          '`next` is the URL of the rest whenever more data remains or the crawl is still running. 404 CRAWL_NOT_FOUND for another team\'s id.',
-        params,
-        querystring: crawlStatusQuery,
-        response: { 200: crawlStatus, 404: errorBody, ...authErrors },
-      },
+  // `route` rather than `get`: only RouteOptions carry wsHandler (the WebSocket form of the same path).
+  r.route({
+    method: 'GET',
+    url: '/v2/crawl/:id',
+    config: { rateLimit: 'status' },
+    schema: {
+      tags,
+      summary: 'Crawl status and data',
+      description:
+        'Documents of the pages scraped so far, in admission order, from `skip`, at most `limit` and about 10 MiB; ' +
+        '`next` is the URL of the rest whenever more data remains or the crawl is still running. 404 CRAWL_NOT_FOUND for another team\'s id. ' +
+        'Also a WebSocket on the same path (what the SDK watchers open; the API key as the subprotocol or the Authorization header, ' +
+        'a wrong key is refused with 401): JSON messages {type: "catchup", data: <this status document>}, then ' +
+        '{type: "document", data: <document>} as each page is done (every page once), then {type: "done", data: <terminal status, data []>} ' +
+        'and close 1000; {type: "error", error, code} then close 1008 (unknown id) or 1011.',
+      params,
+      querystring: crawlStatusQuery,
+      response: { 200: crawlStatus, 404: errorBody, ...authErrors },
     },
-    async (request) => crawler.status(request.caller.teamId, request.params.id, 'crawl', request.query, base(request)),
-  );
+    handler: async (request) => crawler.status(request.caller.teamId, request.params.id, 'crawl', request.query, base(request)),
+    wsHandler: statusStream({ crawler, db, kind: 'crawl', publicUrl }),
+  });
 
   r.delete(
     '/v2/crawl/:id',

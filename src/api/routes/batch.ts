@@ -1,0 +1,105 @@
+// POST /v2/batch/scrape, GET/DELETE /v2/batch/scrape/{id}, GET /v2/batch/scrape/{id}/errors. A
+// batch runs as a crawl of kind batch_scrape (src/crawl/crawler.ts): same queue, status shape,
+// pagination, cancel and webhooks (batch_scrape.* events).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { batchScrapeRequest, batchScrapeStarted } from '../../contract/batch.ts';
+import { authErrors, errorBody } from '../../contract/common.ts';
+import { crawlCancelled, crawlErrors, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
+import type { Crawler } from '../../crawl/crawler.ts';
+import type { Db } from '../../store/db.ts';
+import { BadRequestError } from '../errors.ts';
+import { statusStream } from '../status-stream.ts';
+
+export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['batch scrape'];
+  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
+  const params = z.object({ id: z.uuid() });
+
+  r.post(
+    '/v2/batch/scrape',
+    {
+      config: { rateLimit: 'crawl' },
+      schema: {
+        tags,
+        summary: 'Scrape many URLs asynchronously',
+        description:
+          'Scrapes every URL with the scrape options given at top level (as POST /v2/scrape; formats default ["markdown"]), ' +
+          'on the job queue; documents come back in the order of `urls`. Each page costs what a scrape costs. ' +
+          'Invalid URLs are a 400 naming body.urls.N unless ignoreInvalidURLs (then listed in invalidURLs). ' +
+          '`appendToId` adds the URLs to a running batch of the team (409 BATCH_SCRAPE_NOT_RUNNING once it ended). ' +
+          '`idempotencyKey` (or header x-idempotency-key): a repeat within 24 h returns the first batch\'s id without starting another; ' +
+          'the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. `webhook` as for crawls, with batch_scrape.* events. ' +
+          'Refused with 400: zeroDataRetention (results are stored until they expire). ' +
+          'Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 404 BATCH_SCRAPE_NOT_FOUND (appendToId), 409, 429 RATE_LIMITED (class crawl).',
+        body: batchScrapeRequest,
+        headers: z.object({ 'x-idempotency-key': z.string().min(1).max(200).optional() }).loose(),
+        response: { 200: batchScrapeStarted, 402: errorBody, 404: errorBody, 409: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      const header = request.headers['x-idempotency-key'];
+      const key = request.body.idempotencyKey ?? header;
+      if (header !== undefined && request.body.idempotencyKey !== undefined && header !== request.body.idempotencyKey) {
+        const message = 'differs from the x-idempotency-key header';
+        throw new BadRequestError(`Invalid request: body.idempotencyKey: ${message}`, [{ path: 'body.idempotencyKey', message }]);
+      }
+      const { id, invalidURLs } = await crawler.startBatch(request.caller, request.body, base(request), key);
+      return { success: true as const, id, url: `${base(request)}/v2/batch/scrape/${id}`, ...(invalidURLs ? { invalidURLs } : {}) };
+    },
+  );
+
+  // `route` rather than `get`: only RouteOptions carry wsHandler (the WebSocket form of the same path).
+  r.route({
+    method: 'GET',
+    url: '/v2/batch/scrape/:id',
+    config: { rateLimit: 'status' },
+    schema: {
+      tags,
+      summary: 'Batch scrape status and data',
+      description:
+        'As GET /v2/crawl/{id}: documents in the order of the URLs, from `skip`, at most `limit` and about 10 MiB; `next` whenever more ' +
+        "data remains or the batch still runs. 404 BATCH_SCRAPE_NOT_FOUND for another team's id. Also a WebSocket on the same path " +
+        '(API key as the subprotocol): catchup, then document messages as pages finish, then done, as for crawls.',
+      params,
+      querystring: crawlStatusQuery,
+      response: { 200: crawlStatus, 404: errorBody, ...authErrors },
+    },
+    handler: async (request) => crawler.status(request.caller.teamId, request.params.id, 'batch_scrape', request.query, base(request)),
+    wsHandler: statusStream({ crawler, db, kind: 'batch_scrape', publicUrl }),
+  });
+
+  r.delete(
+    '/v2/batch/scrape/:id',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: 'Cancel a batch scrape',
+        description: "Cancelled is terminal: pages not yet started are never scraped. 404 BATCH_SCRAPE_NOT_FOUND for another team's id.",
+        params,
+        response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => {
+      await crawler.cancel(request.caller.teamId, request.params.id, 'batch_scrape');
+      return { status: 'cancelled' as const };
+    },
+  );
+
+  r.get(
+    '/v2/batch/scrape/:id/errors',
+    {
+      config: { rateLimit: 'status' },
+      schema: {
+        tags,
+        summary: "A batch scrape's failed pages (robotsBlocked is always empty: a batch does not read robots.txt)",
+        params,
+        response: { 200: crawlErrors, 404: errorBody, ...authErrors },
+      },
+    },
+    async (request) => crawler.errors(request.caller.teamId, request.params.id, 'batch_scrape'),
+  );
+}

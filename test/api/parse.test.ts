@@ -1,0 +1,317 @@
+// POST /v2/parse against the real service: multipart uploads of the fixture documents, the
+// options (formats, parsers pages/blocks/pageMarkers/maxPages, parsers []), credits and the job
+// ledger, the errors (400, 413, 415, 422, PARSE_UNSUPPORTED_OPTIONS), and that a large PDF is
+// parsed off the event loop (small requests stay fast while it runs).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { buildCorruptPdf, buildCsv, buildDocx, buildPng, buildPptx, buildReportPdf, buildTextPdf, buildXlsx, documentTexts } from '../fixtures/site/documents.ts';
+import { DocumentError } from '../../src/documents/errors.ts';
+import { ParsePool } from '../../src/documents/pool.ts';
+import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
+import { type TestService, client, startTestService } from '../helpers/service.ts';
+
+let svc: TestService;
+before(async () => {
+  svc = await startTestService({ env: { GLEANER_PARSE_WORKERS: '1' } });
+});
+after(() => svc.destroy());
+
+interface Res {
+  status: number;
+  json: any;
+}
+
+async function parse(file: Uint8Array | undefined, fileName: string, options?: unknown, opts: { type?: string; optionsAs?: 'field' | 'json-blob' | 'raw' } = {}): Promise<Res> {
+  const form = new FormData();
+  if (file) form.append('file', new Blob([file], { type: opts.type ?? 'application/octet-stream' }), fileName);
+  if (options !== undefined) {
+    const text = opts.optionsAs === 'raw' ? String(options) : JSON.stringify(options);
+    if (opts.optionsAs === 'json-blob') form.append('options', new Blob([text], { type: 'application/json' }), 'options.json');
+    else form.append('options', text);
+  }
+  const res = await fetch(`${svc.url}/v2/parse`, { method: 'POST', headers: { authorization: `Bearer ${svc.key}` }, body: form });
+  const text = await res.text();
+  return { status: res.status, json: JSON.parse(text) };
+}
+
+function assertError(res: Res, status: number, code: string, mention?: RegExp): void {
+  assert.equal(res.status, status, JSON.stringify(res.json));
+  assert.equal(res.json.success, false);
+  assert.equal(res.json.code, code, JSON.stringify(res.json));
+  if (mention) assert.match(res.json.error, mention);
+}
+
+async function jobRow(id: string): Promise<{ endpoint: string; status: string; credits: number; target: string | null; error: string | null }> {
+  const { rows } = await svc.db.query<{ endpoint: string; status: string; credits: number; target: string | null; error: string | null }>(
+    'SELECT endpoint, status, credits, target, error FROM jobs WHERE id = $1',
+    [id],
+  );
+  return rows[0];
+}
+
+async function usageOf(id: string): Promise<number> {
+  const { rows } = await svc.db.query<{ n: number }>('SELECT COALESCE(sum(credits), 0)::int AS n FROM credit_usage WHERE job_id = $1', [id]);
+  return rows[0].n;
+}
+
+describe('conversion', () => {
+  test('PDF: markdown, metadata, provider, credits = pages, job row', async () => {
+    const t = documentTexts.pdf;
+    const res = await parse(buildReportPdf(), 'report.pdf');
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const d = res.json.data;
+    assert.match(d.markdown, /^# Gleaner Quarterly Report/m);
+    assert.match(d.markdown, /Executive Summary/);
+    assert.match(d.markdown, /\| North \| 1,200,000 \| 12% \|/);
+    assert.doesNotMatch(d.markdown, /Page 1 of 3/);
+    assert.equal(d.pages, undefined);
+    assert.equal(d.blocks, undefined);
+    assert.equal(d.metadata.title, t.title);
+    assert.equal(d.metadata.author, t.author);
+    assert.equal(d.metadata.numPages, 3);
+    assert.equal(d.metadata.sourceURL, 'report.pdf');
+    assert.equal(d.metadata.contentType, 'application/pdf');
+    assert.equal(d.metadata.creditsUsed, 3);
+    assert.deepEqual(d.metadata.provider, { id: 'gleaner-pdf', creditsCost: 3, steps: [{ provider: 'text-layer', status: 'matched', creditsCost: 3 }] });
+    const job = await jobRow(d.metadata.scrapeId);
+    assert.equal(job.endpoint, 'parse');
+    assert.equal(job.status, 'completed');
+    assert.equal(job.credits, 3);
+    assert.equal(job.target, 'report.pdf');
+    assert.equal(await usageOf(d.metadata.scrapeId), 3);
+    // The stored document is readable like a scrape's (in the scrape shape: no provider).
+    const stored = await client(svc.url, svc.key)('GET', `/v2/scrape/${d.metadata.scrapeId}`);
+    assert.equal(stored.status, 200);
+    assert.equal(stored.json.data.markdown, d.markdown);
+    assert.equal(stored.json.data.metadata.provider, undefined);
+  });
+
+  test('PDF parser options: pages, blocks, pageMarkers, maxPages (credits = pages converted)', async () => {
+    const res = await parse(buildReportPdf(), 'report.pdf', { parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true, maxPages: 2 }] });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const d = res.json.data;
+    assert.deepEqual(d.pages.map((p: { pageNumber: number }) => p.pageNumber), [1, 2]);
+    assert.match(d.pages[1].markdown, /Regional Results/);
+    assert.equal(d.blocks.length, 2);
+    assert.equal(d.blocks[0].pageNumber, 1);
+    assert.ok(d.blocks[0].items.some((i: { content: string }) => i.content.includes('Executive Summary')));
+    assert.match(d.markdown, /<!-- Page 1 -->[\s\S]*<!-- Page 2 -->/);
+    assert.doesNotMatch(d.markdown, /Conclusion/);
+    assert.match(res.json.data.warning, /first 2 of 3 pages/);
+    assert.equal(d.metadata.creditsUsed, 2);
+    assert.equal(await usageOf(d.metadata.scrapeId), 2);
+  });
+
+  test('parsers [] returns the PDF base64-encoded for 1 credit; rawBase64 alone likewise', async () => {
+    const pdf = buildReportPdf();
+    const res = await parse(pdf, 'report.pdf', { parsers: [] });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.data.rawBase64, pdf.toString('base64'));
+    assert.equal(res.json.data.markdown, undefined);
+    assert.equal(res.json.data.metadata.creditsUsed, 1);
+    assert.equal(await usageOf(res.json.data.metadata.scrapeId), 1);
+    const raw = await parse(buildDocx(), 'h.docx', { formats: ['rawBase64'] });
+    assert.equal(raw.status, 200);
+    assert.equal(Buffer.from(raw.json.data.rawBase64, 'base64').equals(buildDocx()), true);
+    assert.equal(raw.json.data.markdown, undefined);
+    assert.equal(raw.json.data.metadata.creditsUsed, 1);
+  });
+
+  test('DOCX: headings, lists, table, link; links format; summary with warning; options as a JSON part', async () => {
+    const t = documentTexts.docx;
+    const res = await parse(buildDocx(), 'handbook.docx', { formats: ['markdown', 'links', 'summary'] }, { optionsAs: 'json-blob' });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const d = res.json.data;
+    assert.match(d.markdown, /^# Gleaner Project Handbook/m);
+    assert.match(d.markdown, /^## Getting Started/m);
+    assert.match(d.markdown, /^[-*] Download the release archive/m);
+    assert.match(d.markdown, /\| \*\*Format\*\* \| \*\*Extension\*\* \| \*\*Supported\*\* \|/);
+    assert.deepEqual(d.links, [t.link.href]);
+    assert.equal(typeof d.summary, 'string');
+    assert.ok(d.summary.length > 20);
+    assert.match(res.json.warning, /extractive summary/);
+    assert.equal(d.metadata.title, t.title);
+    assert.equal(d.metadata.creditsUsed, 1);
+    assert.deepEqual(d.metadata.provider, { id: 'gleaner-docx', creditsCost: 1, steps: [{ provider: 'docx', status: 'matched', creditsCost: 1 }] });
+  });
+
+  test('XLSX, PPTX (pages), CSV', async () => {
+    const xlsx = await parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
+    assert.equal(xlsx.status, 200, JSON.stringify(xlsx.json));
+    assert.match(xlsx.json.data.markdown, /^## Sales/m);
+    assert.match(xlsx.json.data.markdown, /\| North \| Widget \| 120 \|/);
+    const pptx = await parse(buildPptx(), 'deck.pptx', { parsers: [{ type: 'pdf', pages: true }] });
+    assert.equal(pptx.status, 200, JSON.stringify(pptx.json));
+    assert.match(pptx.json.data.markdown, /Architecture/);
+    assert.equal(pptx.json.data.pages.length, 3);
+    const csv = await parse(buildCsv(), 'data.csv', undefined, { type: 'text/csv' });
+    assert.equal(csv.status, 200, JSON.stringify(csv.json));
+    assert.match(csv.json.data.markdown, /^\|.*\|$/m);
+    assert.equal(csv.json.data.metadata.provider.id, 'gleaner-csv');
+  });
+
+  test('HTML goes through the web pipeline: markdown, html, links, onlyMainContent', async () => {
+    const html =
+      '<html><head><title>Upload Page</title></head><body><nav>Menu stuff</nav><main><h1>Hello upload</h1>' +
+      '<p>Some <b>bold</b> text and <a href="https://example.com/x">a link</a>.</p></main><footer>Footer junk</footer></body></html>';
+    const res = await parse(Buffer.from(html), 'page.html', { formats: ['markdown', 'html', 'links'] }, { type: 'text/html' });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const d = res.json.data;
+    assert.match(d.markdown, /^# Hello upload/m);
+    assert.doesNotMatch(d.markdown, /Footer junk/);
+    assert.match(d.html, /<h1>Hello upload<\/h1>/);
+    assert.deepEqual(d.links, ['https://example.com/x']);
+    assert.equal(d.metadata.title, 'Upload Page');
+    assert.equal(d.metadata.provider.id, 'gleaner-html');
+  });
+
+  test('redactPII applies to markdown; zeroDataRetention stores nothing', async () => {
+    const md = Buffer.from('# Contact\n\nWrite to jane.doe@example.com for details.\n');
+    const res = await parse(md, 'notes.md', { redactPII: true, zeroDataRetention: true });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.doesNotMatch(res.json.data.markdown, /jane\.doe@example\.com/);
+    const id = res.json.data.metadata.scrapeId;
+    const job = await jobRow(id);
+    assert.equal(job.target, null);
+    assert.equal(job.credits, 1);
+    const stored = await client(svc.url, svc.key)('GET', `/v2/scrape/${id}`);
+    assert.equal(stored.status, 404);
+  });
+});
+
+describe('errors', () => {
+  test('options not JSON, no file part, unknown option keys → 400 naming them', async () => {
+    const notJson = await parse(buildReportPdf(), 'r.pdf', '{formats:', { optionsAs: 'raw' });
+    assertError(notJson, 400, 'BAD_REQUEST', /options/);
+    const notJsonPart = await parse(buildReportPdf(), 'r.pdf', 'nope', { optionsAs: 'raw' });
+    assertError(notJsonPart, 400, 'BAD_REQUEST', /options/);
+    const noFile = await parse(undefined, '', { formats: ['markdown'] });
+    assertError(noFile, 400, 'BAD_REQUEST', /file/);
+    const unknown = await parse(buildReportPdf(), 'r.pdf', { formats: ['markdown'], bogus: 1 });
+    assertError(unknown, 400, 'BAD_REQUEST', /options\.bogus/);
+    const json = await client(svc.url, svc.key)('POST', '/v2/parse', { file: 'x' });
+    assertError(json as Res, 400, 'BAD_REQUEST', /multipart/);
+  });
+
+  test('PARSE_UNSUPPORTED_OPTIONS: upload-less formats and browser options, html for a PDF', async () => {
+    const res = await parse(buildReportPdf(), 'r.pdf', { formats: ['markdown', 'screenshot', 'branding'], actions: [{ type: 'wait', milliseconds: 10 }], mobile: true });
+    assertError(res, 400, 'PARSE_UNSUPPORTED_OPTIONS');
+    for (const name of ['screenshot', 'branding', 'actions', 'mobile']) assert.match(res.json.error, new RegExp(name));
+    const html = await parse(buildReportPdf(), 'r.pdf', { formats: ['html'] });
+    assertError(html, 400, 'PARSE_UNSUPPORTED_OPTIONS', /html/);
+    const raw = await parse(buildReportPdf(), 'r.pdf', { parsers: [], formats: ['summary'] });
+    assertError(raw, 400, 'PARSE_UNSUPPORTED_OPTIONS', /summary/);
+  });
+
+  test('unsupported types → 415 UNSUPPORTED_FILE_TYPE naming the type', async () => {
+    const doc = Buffer.alloc(2048);
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(doc);
+    Buffer.from('WordDocument', 'utf16le').copy(doc, 1024);
+    assertError(await parse(doc, 'old.doc'), 415, 'UNSUPPORTED_FILE_TYPE', /Word 97-2003 document \(\.doc\)/);
+    assertError(await parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }), 415, 'UNSUPPORTED_FILE_TYPE', /PNG/i);
+  });
+
+  test('encrypted → 422 DOCUMENT_ENCRYPTED; corrupt → 422 DOCUMENT_CORRUPT (job failed, nothing charged)', async () => {
+    assertError(await parse(buildEncryptedPdf(), 'secret.pdf'), 422, 'DOCUMENT_ENCRYPTED');
+    const corrupt = await parse(buildCorruptPdf(), 'broken.pdf');
+    assertError(corrupt, 422, 'DOCUMENT_CORRUPT');
+    const { rows } = await svc.db.query<{ status: string; error: string; credits: number }>(
+      "SELECT status, error, credits FROM jobs WHERE endpoint = 'parse' AND target = 'broken.pdf'",
+    );
+    assert.deepEqual(rows, [{ status: 'failed', error: 'DOCUMENT_CORRUPT', credits: 0 }]);
+  });
+
+  test('over 50 MiB → 413 FILE_TOO_LARGE, without buffering the upload; the service lives on', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    const big = new Uint8Array(51 * 1024 * 1024);
+    big.set(Buffer.from('%PDF-1.7\n'));
+    const t = performance.now();
+    const res = await parse(big, 'huge.pdf');
+    assertError(res, 413, 'FILE_TOO_LARGE', /50 MB/);
+    assert.ok(performance.now() - t < 20_000);
+    // Nothing of the upload was kept: the process did not grow by the upload's size again (the
+    // test's own 51 MB buffer and the FormData copy are counted in rssBefore's neighbourhood).
+    assert.ok(process.memoryUsage().rss - rssBefore < 200 * 1024 * 1024);
+    const health = await fetch(`${svc.url}/health`);
+    assert.equal(health.status, 200);
+    const ok = await parse(Buffer.from('# still here\n'), 'a.md');
+    assert.equal(ok.status, 200);
+  });
+});
+
+describe('off the event loop', () => {
+  test('small requests stay fast while a 300-page PDF parses', async () => {
+    const pdf = buildTextPdf(300);
+    async function timedHealth(): Promise<number> {
+      const t = performance.now();
+      const r = await fetch(`${svc.url}/health`);
+      await r.arrayBuffer();
+      assert.equal(r.status, 200);
+      return performance.now() - t;
+    }
+    async function p99(n: number, during?: () => boolean): Promise<number[]> {
+      const times: number[] = [];
+      for (let i = 0; i < n && (during ? during() : true); i++) {
+        times.push(await timedHealth());
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return times.sort((a, b) => a - b);
+    }
+    await p99(10); // warm-up
+    const idle = await p99(50);
+    let running = true;
+    const started = performance.now();
+    const parsing = parse(pdf, 'big.pdf').finally(() => {
+      running = false;
+    });
+    // Give the upload a moment to arrive so the measurements overlap the parse itself.
+    await new Promise((r) => setTimeout(r, 300));
+    const busy = await p99(50, () => running);
+    const res = await parsing;
+    const parseMs = performance.now() - started;
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.data.metadata.numPages, 300);
+    assert.equal(res.json.data.metadata.creditsUsed, 300);
+    const pick = (xs: number[]) => xs[Math.min(xs.length - 1, Math.ceil(xs.length * 0.99) - 1)];
+    const idleP99 = pick(idle);
+    const busyP99 = pick(busy);
+    console.log(`# health p99 idle ${idleP99.toFixed(1)} ms, during parse ${busyP99.toFixed(1)} ms (${busy.length} samples; parse ${parseMs.toFixed(0)} ms)`);
+    assert.ok(busy.length >= 10, `only ${busy.length} requests overlapped the parse (${parseMs.toFixed(0)} ms)`);
+    assert.ok(busyP99 < 5 * idleP99 + 50, `p99 during parse ${busyP99.toFixed(1)} ms vs idle ${idleP99.toFixed(1)} ms`);
+  });
+});
+
+describe('parser pool', () => {
+  test('a job over its deadline fails with DOCUMENT_TIMEOUT and the worker is replaced', async () => {
+    const pool = new ParsePool({ size: 1, graceMs: 0 });
+    try {
+      await assert.rejects(pool.parse(buildTextPdf(300), 'pdf', {}, 20), (e) => e instanceof DocumentError && e.code === 'DOCUMENT_TIMEOUT');
+      const ok = await pool.parse(Buffer.from('# after\n'), 'markdown', {}, 10_000);
+      assert.match(ok.document.markdown, /after/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a worker that dies (out of memory) fails its job with DOCUMENT_CORRUPT, not the process', async () => {
+    // A 16 MB heap cannot hold pdf.js parsing 300 pages: the worker is killed (out of memory).
+    const tiny = new ParsePool({ size: 1, maxOldGenerationSizeMb: 16 });
+    try {
+      await assert.rejects(tiny.parse(buildTextPdf(600), 'pdf', { pages: true, blocks: true }, 60_000), (e) => e instanceof DocumentError && e.code === 'DOCUMENT_CORRUPT' && /memory|crashed|exited/.test(e.message));
+    } finally {
+      await tiny.close();
+    }
+  });
+
+  test('bytes are transferred, not copied', async () => {
+    const pool = new ParsePool({ size: 1 });
+    try {
+      const bytes = new Uint8Array(Buffer.from('# moved\n'));
+      const done = pool.parse(bytes, 'markdown', {}, 10_000);
+      assert.equal(bytes.byteLength, 0, 'the caller’s buffer is detached');
+      assert.match((await done).document.markdown, /moved/);
+    } finally {
+      await pool.close();
+    }
+  });
+});
