@@ -31,26 +31,6 @@ export const parseOptions = z
   .strict();
 export type ParseOptionsInput = z.infer<typeof parseOptions>;
 
-const block = z.object({
-  pageNumber: z.number(),
-  width: z.number(),
-  height: z.number(),
-  status: z.string(),
-  items: z.array(
-    z.object({
-      id: z.string(),
-      type: z.string(),
-      label: z.string(),
-      bbox: z.array(z.number()),
-      content: z.string(),
-      markdownSpan: z.array(z.number()),
-      readingOrder: z.number(),
-      source: z.string(),
-      confidence: z.object({ layout: z.number(), ocr: z.number() }),
-    }),
-  ),
-});
-
 const provider = z.object({
   id: z.string().describe('gleaner-<kind>, e.g. gleaner-pdf'),
   creditsCost: z.number(),
@@ -60,11 +40,7 @@ const provider = z.object({
 export const parseMetadata = metadata.extend({ provider: provider.optional(), author: z.string().optional() }).meta({ id: 'ParseMetadata' });
 
 export const parseDocumentSchema = scrapeDocument
-  .extend({
-    pages: z.array(z.object({ pageNumber: z.number().int(), markdown: z.string() })).optional(),
-    blocks: z.array(block).optional(),
-    metadata: parseMetadata,
-  })
+  .extend({ metadata: parseMetadata })
   .meta({ id: 'ParseDocument' });
 export type ParseDocumentOutput = z.infer<typeof parseDocumentSchema>;
 

@@ -158,6 +158,27 @@ export const metadata = z
   .catchall(z.union([z.string(), z.array(z.string()), z.number(), z.boolean()]))
   .meta({ id: 'ScrapeMetadata' });
 
+/** Layout of one page of a document (src/documents/types.ts DocumentBlock). */
+const documentBlock = z.object({
+  pageNumber: z.number(),
+  width: z.number(),
+  height: z.number(),
+  status: z.string(),
+  items: z.array(
+    z.object({
+      id: z.string(),
+      type: z.string(),
+      label: z.string(),
+      bbox: z.array(z.number()),
+      content: z.string(),
+      markdownSpan: z.array(z.number()),
+      readingOrder: z.number(),
+      source: z.string(),
+      confidence: z.object({ layout: z.number(), ocr: z.number() }),
+    }),
+  ),
+});
+
 export const scrapeDocument = z
   .object({
     markdown: z.string().optional(),
@@ -165,6 +186,11 @@ export const scrapeDocument = z
     html: z.string().optional(),
     rawHtml: z.string().optional(),
     rawBase64: z.string().optional(),
+    pages: z
+      .array(z.object({ pageNumber: z.number().int(), markdown: z.string() }))
+      .optional()
+      .describe('Per-page markdown of a document (parsers [{type: "pdf", pages: true}]; slides of a presentation)'),
+    blocks: z.array(documentBlock).optional().describe('Layout items per page of a PDF (parsers [{type: "pdf", blocks: true}])'),
     links: z.array(z.string()).optional(),
     images: z.array(z.string()).optional(),
     attributes: z.array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) })).optional(),

@@ -104,6 +104,12 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     issues.push({ path: 'body.formats', message: 'format "rawBase64" must be requested alone' });
   }
 
+  req.parsers?.forEach((p, i) => {
+    if (typeof p !== 'string' && p.type === 'image') issues.push({ path: `body.parsers.${i}`, message: 'the "image" parser (OCR of an image URL) is not available in this version' });
+    if (typeof p !== 'string' && p.type === 'pdf' && p.blocks && req.redactPII) {
+      issues.push({ path: `body.parsers.${i}.blocks`, message: 'cannot be combined with redactPII (block contents and spans index the unredacted text)' });
+    }
+  });
   if (req.onlyCleanContent) issues.push({ path: 'body.onlyCleanContent', message: 'needs the LLM pass, not available in this version' });
   const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
   if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });

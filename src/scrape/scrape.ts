@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import { BadRequestError, NotFoundError } from '../api/errors.ts';
+import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
@@ -16,6 +16,10 @@ import type { Caller } from '../store/teams.ts';
 import { cacheKey } from './cache-key.ts';
 import type { BrowserEngine, BrowserResponse, StorageState } from './engines/browser.ts';
 import type { HttpEngine, HttpResponse } from './engines/http.ts';
+import { type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../documents/convert.ts';
+import { detectDocument } from '../documents/detect.ts';
+import { DocumentError } from '../documents/errors.ts';
+import type { ParsePool } from '../documents/pool.ts';
 import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
 import { extractiveSummary } from './formats/summary.ts';
 import { needsRendering } from './needs-render.ts';
@@ -34,6 +38,8 @@ export interface ScrapeDeps {
   browser?: BrowserEngine;
   /** How long stored screenshots and PDFs stay readable. */
   fileTtlMs: number;
+  /** Parses documents (PDF, office, EPUB…) off the event loop; without it a document URL is 415. */
+  parsePool?: ParsePool;
 }
 
 /** Per-request context from the route. */
@@ -133,6 +139,7 @@ export class Scraper {
     jobId: string,
     scrapeId: string,
   ): Promise<{ document: ScrapeDocument; credits: number }> {
+    const startedAt = Date.now();
     const deadline = AbortSignal.timeout(req.timeout);
     let slot: Slot | undefined;
     try {
@@ -142,8 +149,8 @@ export class Scraper {
         throw new ScrapeTimeoutError(req.timeout, req.url);
       });
       const source = await this.#obtain(req, plan, caller, jobId, deadline);
-      const credits = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
-      const document = this.#render(req, plan, source, scrapeId, credits);
+      const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
+      const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt });
       await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
@@ -301,8 +308,16 @@ export class Scraper {
     return { response, proxyUsed: wantsEnhanced ? 'enhanced' : 'basic' };
   }
 
-  #render(req: ScrapeRequest, plan: ScrapePlan, source: Source, jobId: string, credits: number): ScrapeDocument {
+  async #render(
+    req: ScrapeRequest,
+    plan: ScrapePlan,
+    source: Source,
+    jobId: string,
+    baseCredits: number,
+    time: { deadline: AbortSignal; startedAt: number },
+  ): Promise<{ document: ScrapeDocument; credits: number }> {
     const { page } = source;
+    let credits = baseCredits;
     const f = plan.formats;
     const kind = detectContentKind(page.contentType, page.finalUrl, page.body);
     const base = {
@@ -344,13 +359,17 @@ export class Scraper {
         if (f.images) doc.images = [];
         if (f.attributes) doc.attributes = f.attributes.map((a) => ({ ...a, values: [] }));
       }
+    } else if (kind === 'pdf' || kind === 'document' || kind === 'binary') {
+      credits += await this.#renderDocument(doc, req, plan, page, warnings, time);
     } else {
       throw new UnsupportedFileError(`${page.contentType || 'unknown'} (${kind}); request format "rawBase64" to receive the bytes`);
     }
 
     if (doc.markdown !== undefined && req.redactPII) {
-      const { text, counts } = redactPII(doc.markdown, req.redactPII === true ? true : req.redactPII);
+      const how = req.redactPII === true ? true : req.redactPII;
+      const { text, counts } = redactPII(doc.markdown, how);
       doc.markdown = text;
+      if (doc.pages) doc.pages = doc.pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, how).text }));
       const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
       if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
     }
@@ -366,7 +385,57 @@ export class Scraper {
     doc.metadata.creditsUsed = credits;
     doc.metadata.engine = source.engine;
     if (warnings.length) doc.warning = warnings.join('; ');
-    return doc;
+    return { document: doc, credits };
+  }
+
+  /**
+   * A document (PDF, office, EPUB, CSV…) through the parsers, in the worker pool: markdown (and
+   * pages/blocks when `parsers` asks), its metadata, links/images from the markdown. `parsers: []`
+   * leaves a PDF unconverted: the bytes come back in rawBase64 for the page's flat cost. Resolves
+   * to the credits beyond the page's own: a PDF costs one per page converted.
+   */
+  async #renderDocument(
+    doc: ScrapeDocument,
+    req: ScrapeRequest,
+    plan: ScrapePlan,
+    page: CachedPage,
+    warnings: string[],
+    time: { deadline: AbortSignal; startedAt: number },
+  ): Promise<number> {
+    const f = plan.formats;
+    const detection = detectDocument(page.body, { contentType: page.contentType, fileName: new URL(page.finalUrl).pathname });
+    if (detection.encrypted) throw new ApiError(422, 'DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
+    const kind = detection.kind;
+    if (!kind || kind === 'html') throw new UnsupportedFileError(`${detection.type}; request format "rawBase64" to receive the bytes`);
+    const pdfEntry = req.parsers?.find((p) => p === 'pdf' || (typeof p !== 'string' && p.type === 'pdf'));
+    if (kind === 'pdf' && req.parsers !== undefined && !pdfEntry) {
+      // parsers: [] — the PDF itself, base64-encoded, unconverted.
+      doc.rawBase64 = page.body.toString('base64');
+      if (f.markdown || f.summary || f.links || f.images) warnings.push('parsers: [] returns the PDF base64-encoded in rawBase64, unconverted');
+      return 0;
+    }
+    if (!this.#d.parsePool) throw new UnsupportedFileError(`${detection.type}: document parsing is not available in this process`);
+    const parser: PdfParserOptions = pdfEntry && typeof pdfEntry !== 'string' ? pdfEntry : {};
+    const remaining = Math.max(1, req.timeout - (Date.now() - time.startedAt));
+    let converted;
+    try {
+      // A copy: the bytes are transferred to the worker, and the page may be the cached one.
+      converted = await convertDocument(this.#d.parsePool, new Uint8Array(page.body), kind, parser, remaining, time.deadline);
+    } catch (err) {
+      if (err instanceof DocumentError) throw documentApiError(err, { unsupported: 'SCRAPE_UNSUPPORTED_FILE_ERROR', timeout: 'SCRAPE_TIMEOUT' });
+      throw err;
+    }
+    Object.assign(doc.metadata, converted.metadata);
+    warnings.push(...converted.warnings);
+    doc.markdown = converted.markdown;
+    if (converted.pages && parser.pages) doc.pages = converted.pages;
+    if (converted.blocks) doc.blocks = converted.blocks;
+    const targets = markdownTargets(converted.markdown);
+    if (f.links) doc.links = targets.links;
+    if (f.images) doc.images = targets.images;
+    const htmlOnly = [f.html && 'html', f.rawHtml && 'rawHtml', f.attributes && 'attributes'].filter(Boolean);
+    if (htmlOnly.length) warnings.push(`${htmlOnly.join(', ')}: not available for a ${kind} document (its markdown is returned)`);
+    return converted.credits - 1;
   }
 }
 

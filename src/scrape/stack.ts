@@ -42,17 +42,18 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
   if (!browser.available) {
     log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
   }
+  const parsePool = new ParsePool({ size: config.parseWorkers });
   const scraper = new Scraper({
     db,
     http,
     browser,
+    parsePool,
     concurrency: new TeamConcurrency(),
     maxConcurrency: config.teamMaxConcurrency,
     log,
     fileTtlMs: config.fileTtlMs,
   });
   const robots = new RobotsCache({ http });
-  const parsePool = new ParsePool({ size: config.parseWorkers });
   return {
     http,
     browser,

@@ -1,8 +1,12 @@
 // One small database interface over two engines: PGlite (embedded, WASM Postgres, data on disk)
 // and real Postgres (node-postgres pool). Both speak the same SQL, so every query in src/store
 // runs unchanged on either.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
 
@@ -111,6 +115,19 @@ async function openPostgres(url: string, schema: string, max: number): Promise<D
   };
 }
 
+const execFileAsync = promisify(execFile);
+
+/** A new data directory, made by a child process (src/store/pglite-init.ts says why). */
+async function initPgliteDir(path: string): Promise<void> {
+  const script = fileURLToPath(new URL('./pglite-init.ts', import.meta.url));
+  try {
+    await execFileAsync(process.execPath, [script, path], { timeout: 120_000 });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`could not create the PGlite data directory ${path}: ${(e.stderr || e.message).trim()}`, { cause: err });
+  }
+}
+
 async function openPglite(dataDir: string): Promise<Db> {
   const dir = resolve(dataDir);
   await mkdir(dir, { recursive: true });
@@ -118,7 +135,9 @@ async function openPglite(dataDir: string): Promise<Db> {
   let db: PGliteType;
   try {
     const { PGlite } = await import('@electric-sql/pglite');
-    db = await PGlite.create(join(dir, 'pglite'), pgliteCodecs);
+    const path = join(dir, 'pglite');
+    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
+    db = await PGlite.create(path, pgliteCodecs);
   } catch (err) {
     await releaseLock();
     throw err;

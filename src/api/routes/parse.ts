@@ -7,8 +7,9 @@ import { createBillableJob } from '../../billing/credits.ts';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { type ParseDocumentOutput, type ParseOptionsInput, parseOptions, parseResponse } from '../../contract/parse.ts';
 import { detectDocument } from '../../documents/detect.ts';
+import { CONTENT_TYPES, type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../../documents/convert.ts';
 import { DocumentError } from '../../documents/errors.ts';
-import { ParsePoolBusyError, type ParsePool, type PoolResult } from '../../documents/pool.ts';
+import { ParsePoolBusyError, type ParsePool } from '../../documents/pool.ts';
 import type { DocumentKind } from '../../documents/types.ts';
 import { extractiveSummary } from '../../scrape/formats/summary.ts';
 import type { FormatPlan } from '../../scrape/plan.ts';
@@ -24,21 +25,6 @@ import { ApiError, BadRequestError } from '../errors.ts';
 /** The spec's 50 MB per request, as MiB. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
 const MAX_OPTIONS_BYTES = 1024 * 1024;
-
-const CONTENT_TYPES: Record<DocumentKind, string> = {
-  pdf: 'application/pdf',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  odt: 'application/vnd.oasis.opendocument.text',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  ods: 'application/vnd.oasis.opendocument.spreadsheet',
-  csv: 'text/csv',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  odp: 'application/vnd.oasis.opendocument.presentation',
-  epub: 'application/epub+zip',
-  html: 'text/html',
-  text: 'text/plain',
-  markdown: 'text/markdown',
-};
 
 /** Formats an upload cannot have (wire-names: parse accepts every format but these). */
 const UPLOAD_FORMATS = new Set(['screenshot', 'changeTracking', 'branding', 'audio', 'video']);
@@ -60,23 +46,10 @@ function badRequest(path: string, message: string): BadRequestError {
 }
 
 function tooLarge(): ParseError {
-  return new ParseError(413, 'FILE_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`);
-}
-
-/** DocumentError → HTTP. */
-function documentError(err: DocumentError): ApiError {
-  switch (err.code) {
-    case 'DOCUMENT_ENCRYPTED':
-      return new ParseError(422, 'DOCUMENT_ENCRYPTED', err.message);
-    case 'DOCUMENT_CORRUPT':
-      return new ParseError(422, 'DOCUMENT_CORRUPT', err.message);
-    case 'DOCUMENT_TOO_LARGE':
-      return new ParseError(413, 'DOCUMENT_TOO_LARGE', err.message);
-    case 'DOCUMENT_TIMEOUT':
-      return new ParseError(408, 'PARSE_TIMEOUT', err.message);
-    case 'DOCUMENT_UNSUPPORTED':
-      return new ParseError(415, 'UNSUPPORTED_FILE_TYPE', err.message);
-  }
+  // Connection: close, so the server does not go on reading the rest of an upload to keep the connection.
+  return new ParseError(413, 'FILE_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`, {
+    headers: { connection: 'close' },
+  });
 }
 
 interface Upload {
@@ -125,18 +98,24 @@ async function readParts(parts: AsyncIterableIterator<Multipart>): Promise<{ upl
   return { upload, options };
 }
 
-/** The part's bytes, or undefined when it is longer than `limit` (the rest is discarded, never buffered). */
+/** Bytes of an oversized upload read and thrown away (so clients that send the whole body before reading see the 413) before the connection is cut. */
+const DISCARD_LIMIT = 4 * MAX_FILE_BYTES;
+
+/**
+ * The part's bytes, or undefined when it is longer than `limit`. Past the limit nothing is kept;
+ * the rest is read and dropped up to DISCARD_LIMIT (most clients only read the answer once their
+ * upload is sent), then reading stops and the answer closes the connection.
+ */
 async function readFile(part: MultipartFile, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
-  let over = false;
   for await (const chunk of part.file as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit || part.file.truncated) over = true;
-    if (!over) chunks.push(chunk);
+    if (size <= limit) chunks.push(chunk);
+    else if (size >= DISCARD_LIMIT) return undefined;
     else chunks.length = 0;
   }
-  if (over || part.file.truncated) return undefined;
+  if (size > limit || part.file.truncated) return undefined;
   return Buffer.concat(chunks, size);
 }
 
@@ -158,14 +137,6 @@ function validateOptions(raw: unknown): ParseOptionsInput {
     return { path, message: i.message };
   });
   throw new BadRequestError(`Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
-}
-
-interface PdfParserOptions {
-  mode?: 'fast' | 'auto' | 'ocr';
-  maxPages?: number;
-  pages?: boolean;
-  blocks?: boolean;
-  pageMarkers?: boolean;
 }
 
 interface Plan {
@@ -256,21 +227,11 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): Plan {
   return { formats, convert, rawBase64, parser };
 }
 
-/** Links and images of a markdown document: every [text](url) and ![alt](url), each once. */
-function markdownTargets(markdown: string): { links: string[]; images: string[] } {
-  const links = new Set<string>();
-  const images = new Set<string>();
-  for (const m of markdown.matchAll(/(!?)\[(?:[^\]\\]|\\.)*\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-    (m[1] ? images : links).add(m[2]);
-  }
-  return { links: [...links], images: [...images] };
-}
-
 export async function parseRoutes(app: FastifyInstance, { db, pool }: { db: Db; pool: ParsePool }): Promise<void> {
   // Registered in this plugin only: multipart bodies are accepted by POST /v2/parse alone.
   await app.register(multipart, {
     throwFileSizeLimit: false,
-    limits: { fileSize: MAX_FILE_BYTES, files: 2, fields: 2, parts: 4, fieldSize: MAX_OPTIONS_BYTES, headerPairs: 100 },
+    limits: { fileSize: DISCARD_LIMIT + 1, files: 2, fields: 2, parts: 4, fieldSize: MAX_OPTIONS_BYTES, headerPairs: 100 },
   });
 
   app.post(
@@ -298,13 +259,17 @@ export async function parseRoutes(app: FastifyInstance, { db, pool }: { db: Db; 
         response: { 200: parseResponse, 402: errorBody, 408: errorBody, 413: errorBody, 415: errorBody, 422: errorBody, 503: errorBody, ...authErrors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       if (!request.isMultipart()) {
         throw new BadRequestError('Invalid request: send multipart/form-data with a part "file" (the document) and optionally a part "options" (JSON)', [
           { path: 'file', message: 'required (multipart/form-data)' },
         ]);
       }
-      const { upload, options: rawOptions } = await readParts(request.parts());
+      const { upload, options: rawOptions } = await readParts(request.parts()).catch((err: unknown) => {
+        // An upload over the bound: once the 413 is written, the connection goes (the rest is never read).
+        if (err instanceof ParseError && err.code === 'FILE_TOO_LARGE') reply.raw.once('finish', () => request.raw.destroy());
+        throw err;
+      });
       if (!upload) throw badRequest('file', 'required: a part "file" with the document bytes');
       const opts = validateOptions(rawOptions);
 
@@ -331,7 +296,7 @@ export async function parseRoutes(app: FastifyInstance, { db, pool }: { db: Db; 
         await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: stored });
         return { success: true as const, data: document, ...(document.warning ? { warning: document.warning } : {}) };
       } catch (err) {
-        const mapped = err instanceof DocumentError ? documentError(err) : err instanceof ParsePoolBusyError ? busy(err) : err;
+        const mapped = err instanceof DocumentError ? documentApiError(err, { unsupported: 'UNSUPPORTED_FILE_TYPE', timeout: 'PARSE_TIMEOUT' }) : err instanceof ParsePoolBusyError ? busy(err) : err;
         const code = (mapped as { code?: string }).code ?? 'UNKNOWN_ERROR';
         await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
         throw mapped;
@@ -383,28 +348,15 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
       if (plan.parser.pages || plan.parser.blocks || plan.parser.pageMarkers) warnings.push('parsers pages/blocks/pageMarkers: an HTML file has no pages');
       steps = [{ provider: 'html', status: 'matched', creditsCost: 1 }];
     } else {
-      const { mode, maxPages, pages, blocks, pageMarkers } = plan.parser;
       const bytes = new Uint8Array(upload.bytes.buffer, upload.bytes.byteOffset, upload.bytes.byteLength);
-      const result: PoolResult = await pool.parse(bytes, kind, { mode, maxPages, pages, blocks, pageMarkers }, opts.timeout);
-      const parsed = result.document;
-      markdown = parsed.markdown;
-      for (const [k, v] of Object.entries(parsed.metadata)) if (v !== undefined && k !== 'contentType' && k !== 'sourceURL') doc.metadata[k] = v;
-      doc.metadata.numPages = parsed.numPages;
-      warnings.push(...parsed.warnings);
-      if (parsed.pages) doc.pages = parsed.pages;
-      else if (pages) warnings.push(`parsers pages: a ${kind} document has no pages`);
-      if (parsed.blocks) doc.blocks = parsed.blocks;
-      else if (blocks) warnings.push(`parsers blocks: layout blocks are available for PDF files only`);
-      if (kind === 'pdf') {
-        credits = Math.max(1, Math.min(parsed.numPages, maxPages ?? parsed.numPages));
-        const ocr = Math.min(result.ocrPages, credits);
-        steps = [
-          { provider: 'text-layer', status: 'matched', creditsCost: credits - ocr },
-          { provider: 'ocr', status: 'matched', creditsCost: ocr },
-        ].filter((s) => s.creditsCost > 0);
-      } else {
-        steps = [{ provider: kind, status: 'matched', creditsCost: 1 }];
-      }
+      const converted = await convertDocument(pool, bytes, kind, plan.parser, opts.timeout);
+      markdown = converted.markdown;
+      Object.assign(doc.metadata, converted.metadata);
+      warnings.push(...converted.warnings);
+      if (converted.pages) doc.pages = converted.pages;
+      if (converted.blocks) doc.blocks = converted.blocks;
+      credits = converted.credits;
+      steps = converted.steps;
       const targets = markdownTargets(markdown);
       if (f.links) doc.links = targets.links;
       if (f.images) doc.images = targets.images;

@@ -1,0 +1,116 @@
+// A document's bytes to the parts of a Scrape document, through the worker-thread pool: what
+// POST /v2/parse and a scrape of a document URL share. Credits: a PDF costs 1 per page converted
+// (bounded by maxPages), any other document 1; the provider steps say which path ran.
+import { ApiError } from '../api/errors.ts';
+import { DocumentError } from './errors.ts';
+import type { ParsePool } from './pool.ts';
+import type { DocumentBlock, DocumentKind } from './types.ts';
+
+export const CONTENT_TYPES: Record<DocumentKind, string> = {
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  odt: 'application/vnd.oasis.opendocument.text',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  ods: 'application/vnd.oasis.opendocument.spreadsheet',
+  csv: 'text/csv',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  odp: 'application/vnd.oasis.opendocument.presentation',
+  epub: 'application/epub+zip',
+  html: 'text/html',
+  text: 'text/plain',
+  markdown: 'text/markdown',
+};
+
+/** The object form of `parsers: [{type: "pdf", …}]` (wire-names.md). */
+export interface PdfParserOptions {
+  mode?: 'fast' | 'auto' | 'ocr';
+  maxPages?: number;
+  pages?: boolean;
+  blocks?: boolean;
+  pageMarkers?: boolean;
+}
+
+export interface ProviderStep {
+  provider: string;
+  status: string;
+  creditsCost: number;
+}
+
+export interface ConvertedDocument {
+  markdown: string;
+  pages?: { pageNumber: number; markdown: string }[];
+  blocks?: DocumentBlock[];
+  /** What the file says of itself (title, author, …) plus numPages. */
+  metadata: Record<string, string | number>;
+  warnings: string[];
+  credits: number;
+  steps: ProviderStep[];
+}
+
+/** Parses a non-HTML document in the pool (the bytes are transferred: the caller's view is detached). */
+export async function convertDocument(
+  pool: ParsePool,
+  bytes: Uint8Array,
+  kind: Exclude<DocumentKind, 'html'>,
+  parser: PdfParserOptions,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ConvertedDocument> {
+  const { mode, maxPages, pages, blocks, pageMarkers } = parser;
+  const result = await pool.parse(bytes, kind, { mode, maxPages, pages, blocks, pageMarkers }, timeoutMs, signal);
+  const parsed = result.document;
+  const metadata: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(parsed.metadata)) if (v !== undefined && k !== 'contentType' && k !== 'sourceURL') metadata[k] = v;
+  metadata.numPages = parsed.numPages;
+  const warnings = [...parsed.warnings];
+  if (pages && !parsed.pages) warnings.push(`parsers pages: a ${kind} document has no pages`);
+  if (blocks && !parsed.blocks) warnings.push('parsers blocks: layout blocks are available for PDF files only');
+  let credits = 1;
+  let steps: ProviderStep[] = [{ provider: kind, status: 'matched', creditsCost: 1 }];
+  if (kind === 'pdf') {
+    credits = Math.max(1, Math.min(parsed.numPages, maxPages ?? parsed.numPages));
+    const ocr = Math.min(result.ocrPages, credits);
+    steps = [
+      { provider: 'text-layer', status: 'matched', creditsCost: credits - ocr },
+      { provider: 'ocr', status: 'matched', creditsCost: ocr },
+    ].filter((s) => s.creditsCost > 0);
+  }
+  return {
+    markdown: parsed.markdown,
+    ...(parsed.pages ? { pages: parsed.pages } : {}),
+    ...(parsed.blocks && blocks ? { blocks: parsed.blocks } : {}),
+    metadata,
+    warnings,
+    credits,
+    steps,
+  };
+}
+
+/** Links and images of a markdown document: every [text](url) and ![alt](url), each once. */
+export function markdownTargets(markdown: string): { links: string[]; images: string[] } {
+  const links = new Set<string>();
+  const images = new Set<string>();
+  for (const m of markdown.matchAll(/(!?)\[(?:[^\]\\]|\\.)*\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    (m[1] ? images : links).add(m[2]);
+  }
+  return { links: [...links], images: [...images] };
+}
+
+/**
+ * DocumentError → an API error. The codes of the route: parse answers UNSUPPORTED_FILE_TYPE and
+ * PARSE_TIMEOUT, scrape SCRAPE_UNSUPPORTED_FILE_ERROR and SCRAPE_TIMEOUT.
+ */
+export function documentApiError(err: DocumentError, codes: { unsupported: string; timeout: string }): ApiError {
+  switch (err.code) {
+    case 'DOCUMENT_ENCRYPTED':
+      return new ApiError(422, 'DOCUMENT_ENCRYPTED', err.message);
+    case 'DOCUMENT_CORRUPT':
+      return new ApiError(422, 'DOCUMENT_CORRUPT', err.message);
+    case 'DOCUMENT_TOO_LARGE':
+      return new ApiError(413, 'DOCUMENT_TOO_LARGE', err.message);
+    case 'DOCUMENT_TIMEOUT':
+      return new ApiError(408, codes.timeout, err.message);
+    case 'DOCUMENT_UNSUPPORTED':
+      return new ApiError(415, codes.unsupported, err.message);
+  }
+}
