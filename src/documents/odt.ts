@@ -1,6 +1,7 @@
 // ODT (OpenDocument text) → markdown, through simple HTML and the web pipeline's converter.
 //
-// - Headings: text:h with its outline level (1..6); paragraphs styled "Title" → h1.
+// - Headings: text:h with its outline level (1..6); paragraphs styled "Title" → h1. Bold is
+//   dropped inside headings (heading styles are bold; `# **x**` would add nothing).
 // - Lists: text:list nesting; ordered when the list style's level is a number style with a
 //   num-format, bullets otherwise. Bold/italic from automatic and common text styles.
 // - Tables → GFM tables (first row as header). Merged cells: the content stays in the first cell;
@@ -102,13 +103,15 @@ export async function parseOdt(bytes: Uint8Array, opts: ParseOptions = {}): Prom
       if (n === 'h') {
         html += list.flush();
         const level = Math.max(1, Math.min(6, Number(attr(el, 'outline-level') ?? 1) || 1));
-        const inner = runsToHtml(inline(el, ctx, {}));
+        const inner = runsToHtml(headingRuns(inline(el, ctx, {})));
         if (inner.trim()) html += `<h${level}>${inner}</h${level}>`;
       } else if (n === 'p') {
         html += list.flush();
-        const inner = runsToHtml(inline(el, ctx, {}));
+        const title = isTitleStyle(ctx, attr(el, 'style-name'));
+        const runs = inline(el, ctx, {});
+        const inner = runsToHtml(title ? headingRuns(runs) : runs);
         if (!inner.trim()) continue;
-        html += isTitleStyle(ctx, attr(el, 'style-name')) ? `<h1>${inner}</h1>` : `<p>${inner}</p>`;
+        html += title ? `<h1>${inner}</h1>` : `<p>${inner}</p>`;
       } else if (n === 'list') {
         html += list.flush();
         listItems(el, 0, attr(el, 'style-name'), ctx, list);
@@ -130,6 +133,11 @@ export async function parseOdt(bytes: Uint8Array, opts: ParseOptions = {}): Prom
     markdown += '\n\n' + ctx.notes.map((n) => `[^${n.n}]: ${n.text}`.trimEnd()).join('\n');
   }
   return { kind: 'odt', markdown, metadata: compact(await odfMetadata(zip)), numPages: 1, warnings: [] };
+}
+
+/** A heading's runs without bold: heading styles are bold (Title, Heading n), and `# **x**` says nothing more than `# x`. */
+function headingRuns(runs: Run[]): Run[] {
+  return runs.map((r) => (r.bold ? { ...r, bold: false } : r));
 }
 
 export function listItems(listEl: Element, level: number, styleName: string | undefined, ctx: OdfCtx, out: ListBuilder): void {

@@ -64,19 +64,14 @@ const notYet: Record<string, string> = {
   query: 'query is not available in this version',
 };
 
+/** A plan with no format asked for yet. */
+export function noFormats(): FormatPlan {
+  return { markdown: false, html: false, rawHtml: false, rawBase64: false, links: false, images: false, summary: false, attributes: undefined, screenshot: undefined };
+}
+
 export function planScrape(req: ScrapeRequest): ScrapePlan {
   const issues: Issue[] = [];
-  const formats: FormatPlan = {
-    markdown: false,
-    html: false,
-    rawHtml: false,
-    rawBase64: false,
-    links: false,
-    images: false,
-    summary: false,
-    attributes: undefined,
-    screenshot: undefined,
-  };
+  const formats = noFormats();
   const list: ScrapeFormatInput[] = req.formats ?? ['markdown'];
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;

@@ -4,21 +4,12 @@
 // concurrency cap (measured as requests in flight at the fixture); and the default settings leave
 // a crawl of a host without Crawl-delay at full speed.
 import assert from 'node:assert/strict';
-import dns from 'node:dns';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FixtureSite, type RecordedRequest, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import '../helpers/loopback-dns.ts';
 
-// As in crawl.test.ts: localhost and *.localhost resolve to 127.0.0.1, every other name fails.
-(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-  }
-  const answer = { address: '127.0.0.1', family: 4 };
-  return options?.all ? [answer] : answer;
-};
 
 /** Crawl-delay of the hosts these tests crawl (others keep the fixture's 1 s). */
 const CRAWL_DELAY = 0.5;

@@ -5,23 +5,14 @@
 // before the upgrade; another team's id closed without data; cancel; pages finishing out of
 // admission order; shutdown closes open streams.
 import assert from 'node:assert/strict';
-import dns from 'node:dns';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { urlKey } from '../../src/crawl/url.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import '../helpers/loopback-dns.ts';
 
-// As in crawl.test.ts: localhost and *.localhost resolve to 127.0.0.1, every other name fails.
-(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-  }
-  const answer = { address: '127.0.0.1', family: 4 };
-  return options?.all ? [answer] : answer;
-};
 
 type Doc = { markdown?: string; metadata: { sourceURL: string; scrapeId: string } };
 type Msg = { type: string; data?: any; error?: string; code?: string; at: number };

@@ -3,22 +3,13 @@
 // modes, limit and maxDiscoveryDepth exact, include/exclude, pagination through `next`, cancel,
 // team scoping, validation and the options refused by name. Webhooks: test/jobs/webhooks.test.ts.
 import assert from 'node:assert/strict';
-import dns from 'node:dns';
 import { after, before, describe, test } from 'node:test';
 import { urlKey } from '../../src/crawl/url.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, blogPaths, disallowedPages, generatedLinks, linkedPages, sitemapArticlePaths, sitemapOnlyPages, sitemapPagePaths, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import '../helpers/loopback-dns.ts';
 
-// As in map.test.ts: localhost and *.localhost resolve to 127.0.0.1, every other name fails.
-(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-  }
-  const answer = { address: '127.0.0.1', family: 4 };
-  return options?.all ? [answer] : answer;
-};
 
 type Doc = { markdown?: string; links?: string[]; rawHtml?: string; metadata: { sourceURL: string; url: string; statusCode: number; scrapeId: string } };
 

@@ -2,7 +2,6 @@
 // (sitemap include/skip/only, includeSubdomains, ignoreQueryParameters, limit, search, timeout),
 // titles, robots.txt, the job and credit ledger, SSRF refusal and validation errors.
 import assert from 'node:assert/strict';
-import dns from 'node:dns';
 import { after, before, describe, test } from 'node:test';
 import { urlKey } from '../../src/crawl/url.ts';
 import { findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
@@ -20,19 +19,8 @@ import {
 } from '../fixtures/site/index.ts';
 import { scriptedServer } from '../crawl/helpers.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
+import '../helpers/loopback-dns.ts';
 
-// The service runs in this process and resolves names with dns.promises.lookup (src/net/ssrf.ts).
-// *.localhost does not resolve on this machine (test/fixtures/README.md), so for this process
-// localhost and its subdomains resolve to 127.0.0.1 and every other name fails: no test can
-// reach beyond loopback.
-(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-  }
-  const answer = { address: '127.0.0.1', family: 4 };
-  return options?.all ? [answer] : answer;
-};
 
 type Link = { url: string; title?: string; description?: string };
 

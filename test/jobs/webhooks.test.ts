@@ -4,7 +4,6 @@
 // delivery retried (GLEANER_WEBHOOK_RETRY_DELAYS shortened to 1 s) with both attempts recorded.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -12,16 +11,8 @@ import { runCli } from '../../src/cli.ts';
 import { listDeliveries, signBody } from '../../src/jobs/webhooks.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import '../helpers/loopback-dns.ts';
 
-// As in crawl.test.ts: localhost and *.localhost resolve to 127.0.0.1, every other name fails.
-(dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-  }
-  const answer = { address: '127.0.0.1', family: 4 };
-  return options?.all ? [answer] : answer;
-};
 
 interface Received {
   path: string;

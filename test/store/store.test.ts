@@ -18,7 +18,7 @@ for (const store of storeKinds) {
         if (store === 'postgres') {
           const dbs = await Promise.all([open(), open(), open()]);
           const applied = await Promise.all(dbs.map((d) => migrate(d)));
-          assert.deepEqual(applied.flat().sort(), migrations.map((m) => m.id), 'each migration applied by exactly one process');
+          assert.deepEqual(applied.flat().sort((a, b) => a - b), migrations.map((m) => m.id).sort((a, b) => a - b), 'each migration applied by exactly one process');
           await Promise.all(dbs.map((d) => d.close()));
         } else {
           const db = await open();

@@ -12,7 +12,7 @@ import { DocumentError } from '../../documents/errors.ts';
 import { ParsePoolBusyError, type ParsePool } from '../../documents/pool.ts';
 import type { DocumentKind } from '../../documents/types.ts';
 import { extractiveSummary } from '../../scrape/formats/summary.ts';
-import type { FormatPlan } from '../../scrape/plan.ts';
+import { type FormatPlan, noFormats } from '../../scrape/plan.ts';
 import { selectorProblem } from '../../scrape/transform/clean.ts';
 import { decodeText } from '../../scrape/transform/decode.ts';
 import { transformHtml } from '../../scrape/transform/index.ts';
@@ -157,17 +157,7 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): Plan {
       uploadIssues.push({ path: `options.${name}`, message: 'needs a browser page; an upload has none' });
     }
   }
-  const formats: FormatPlan = {
-    markdown: false,
-    html: false,
-    rawHtml: false,
-    rawBase64: false,
-    links: false,
-    images: false,
-    summary: false,
-    attributes: undefined,
-    screenshot: undefined,
-  };
+  const formats = noFormats();
   const list = opts.formats ?? ['markdown'];
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
