@@ -62,6 +62,8 @@ interface Source {
   engine: 'http' | 'browser';
   /** A browser fetch's own outputs (screenshot, actions). */
   rendered?: BrowserResponse;
+  /** The HTML body already decoded to text (by the render check), so it is decoded once. */
+  html?: string;
   warnings: string[];
 }
 
@@ -218,7 +220,8 @@ export class Scraper {
       engine: 'http',
     };
     const isHtml = /html/i.test(response.contentType) || detectContentKind(response.contentType, response.url, response.body) === 'html';
-    if (isHtml && proxyUsed === 'basic' && browser?.available && needsRendering(decodeText(response.body, response.contentType, true).text)) {
+    const html = isHtml && proxyUsed === 'basic' && browser?.available ? decodeText(response.body, response.contentType, true).text : undefined;
+    if (html !== undefined && needsRendering(html)) {
       try {
         return await this.#renderInBrowser(req, plan, caller, deadline, warnings);
       } catch (err) {
@@ -226,7 +229,7 @@ export class Scraper {
         warnings.push(`the page looks rendered by JavaScript but the browser failed (${err.code}); the served HTML was used`);
       }
     }
-    return { page, cacheState: 'miss', proxyUsed, engine: 'http', warnings };
+    return { page, cacheState: 'miss', proxyUsed, engine: 'http', html, warnings };
   }
 
   async #renderInBrowser(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, deadline: AbortSignal, warnings: string[]): Promise<Source> {
@@ -332,7 +335,10 @@ export class Scraper {
       doc.rawBase64 = page.body.toString('base64');
     } else if (kind === 'html' || kind === 'xml' || kind === 'text' || kind === 'json') {
       // A rendered DOM is UTF-8 whatever charset the target declared.
-      const { text } = decodeText(page.body, page.engine === 'browser' ? 'text/html; charset=utf-8' : page.contentType, kind === 'html');
+      const text =
+        kind === 'html' && source.html !== undefined
+          ? source.html
+          : decodeText(page.body, page.engine === 'browser' ? 'text/html; charset=utf-8' : page.contentType, kind === 'html').text;
       if (f.rawHtml) doc.rawHtml = text;
       if (kind === 'html') {
         const out = transformHtml({
