@@ -76,7 +76,34 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  MODEL_NAME: z.string().min(1).max(200).optional(),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600000).default(60000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(1_000_000).optional(),
 });
+
+/** Model used when an endpoint or key is set without MODEL_NAME. */
+export const DEFAULT_MODEL = 'gpt-4o-mini';
+
+/** The OpenAI-compatible endpoint behind the AI formats (src/llm/provider.ts). */
+export interface LlmConfig {
+  /** True when OPENAI_BASE_URL or OPENAI_API_KEY is set; otherwise AI formats use deterministic extractors. */
+  configured: boolean;
+  /** Unset with only a key: OpenAI's own endpoint. */
+  baseUrl: string | undefined;
+  /** Unset with only a base URL (a local Ollama or vLLM needs none). */
+  apiKey: string | undefined;
+  /** Unset exactly when not configured. */
+  model: string | undefined;
+  /** Bound on each request to the endpoint (a repair request has its own). */
+  timeoutMs: number;
+  /** Retries of a request answered 429 or 5xx, or not answered at all. */
+  maxRetries: number;
+  /** Cap on completion tokens per request; unset: the endpoint's default. */
+  maxOutputTokens: number | undefined;
+}
 
 export interface Config {
   port: number;
@@ -119,6 +146,7 @@ export interface Config {
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  llm: LlmConfig;
 }
 
 export class ConfigError extends Error {
@@ -145,6 +173,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (queueSchema.length > 63 || queueSchema === e.DATABASE_SCHEMA) {
     const why = queueSchema.length > 63 ? `"${queueSchema}" is longer than 63 characters` : 'it must differ from DATABASE_SCHEMA';
     throw new ConfigError(`Invalid configuration:\n  GLEANER_QUEUE_SCHEMA=${JSON.stringify(queueSchema)}: ${why}`, ['GLEANER_QUEUE_SCHEMA']);
+  }
+  const llmConfigured = e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined;
+  if (e.MODEL_NAME !== undefined && !llmConfigured) {
+    // A model without an endpoint would silently fall back to the deterministic extractors.
+    throw new ConfigError(
+      `Invalid configuration:\n  MODEL_NAME=${JSON.stringify(e.MODEL_NAME)}: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) or OPENAI_API_KEY too`,
+      ['MODEL_NAME'],
+    );
   }
   return {
     port: e.PORT,
@@ -177,6 +213,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    llm: {
+      configured: llmConfigured,
+      baseUrl: e.OPENAI_BASE_URL?.replace(/\/+$/, ''),
+      apiKey: e.OPENAI_API_KEY,
+      model: llmConfigured ? (e.MODEL_NAME ?? DEFAULT_MODEL) : undefined,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxRetries: e.LLM_MAX_RETRIES,
+      maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
+    },
   };
 }
 

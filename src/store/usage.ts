@@ -61,3 +61,20 @@ export async function monthlyUsage(db: Queryable, kind: UsageKind, teamId: strin
   );
   return rows;
 }
+
+export interface TokenEntry {
+  teamId: string;
+  apiKeyId: string | null;
+  jobId: string | null;
+  /** Prompt plus completion tokens of one LLM request. */
+  tokens: number;
+  at?: Date;
+}
+
+/**
+ * One row of the token ledger per LLM request (src/llm/provider.ts). The model is not stored:
+ * token_usage has no column for it (it is in the provider's log line).
+ */
+export async function recordTokens(db: Queryable, e: TokenEntry): Promise<void> {
+  await recordUsage(db, 'tokens', { teamId: e.teamId, apiKeyId: e.apiKeyId, jobId: e.jobId, amount: e.tokens, at: e.at });
+}
