@@ -179,10 +179,74 @@ const documentBlock = z.object({
   ),
 });
 
+const price = z.object({ amount: z.number(), currency: z.string().optional(), formatted: z.string().optional() }).meta({ id: 'Price' });
+const imageRef = z.object({ url: z.string(), alt: z.string().optional() });
+const availability = z.object({ inStock: z.boolean(), text: z.string() });
+
+export const productOutput = z
+  .object({
+    title: z.string().optional(),
+    url: z.string().optional(),
+    variants: z.array(
+      z.object({
+        availability: availability.optional(),
+        id: z.string().optional(),
+        sku: z.string().optional(),
+        title: z.string().optional(),
+        values: z.record(z.string(), z.string()).optional(),
+        price: price.optional(),
+        sale: z.object({ originalPrice: price }).optional(),
+        images: z.array(imageRef).optional(),
+      }),
+    ),
+    brand: z.string().optional(),
+    category: z.string().optional(),
+    description: z.string().optional(),
+  })
+  .meta({ id: 'Product' });
+
+export const menuOutput = z
+  .object({
+    isMenu: z.boolean(),
+    sections: z.array(
+      z.object({
+        name: z.string(),
+        items: z.array(
+          z.object({
+            name: z.string(),
+            id: z.string().optional(),
+            description: z.string().optional(),
+            images: z.array(imageRef).optional(),
+            price: price.optional(),
+            availability: availability.optional(),
+            dietary: z.array(z.string()).optional(),
+            calories: z.number().optional(),
+            optionGroups: z.array(z.record(z.string(), z.unknown())).optional(),
+            identifiers: z.object({ merchantItemId: z.string() }).optional(),
+            url: z.string().optional(),
+            sourceUrl: z.string().optional(),
+          }),
+        ),
+        id: z.string().optional(),
+        description: z.string().optional(),
+      }),
+    ),
+    confidence: z.number(),
+    merchant: z.object({ name: z.string(), type: z.string() }).optional(),
+    currency: z.string().optional(),
+    sourceUrl: z.string().optional(),
+  })
+  .meta({ id: 'Menu' });
+
 export const scrapeDocument = z
   .object({
     markdown: z.string().optional(),
     summary: z.string().optional(),
+    json: z.unknown().optional().describe('format json: data for the schema and/or prompt'),
+    answer: z.string().optional().describe('format question (or the deprecated query)'),
+    highlights: z.string().optional().describe('format highlights: passages separated by blank lines'),
+    product: productOutput.optional(),
+    menu: menuOutput.optional(),
     html: z.string().optional(),
     rawHtml: z.string().optional(),
     rawBase64: z.string().optional(),

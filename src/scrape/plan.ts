@@ -2,6 +2,7 @@
 // cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
 import { BadRequestError } from '../api/errors.ts';
 import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
+import { checkJsonSchema } from '../llm/json.ts';
 import type { ScreenshotOptions } from './engines/browser.ts';
 import { selectorProblem } from './transform/clean.ts';
 
@@ -13,6 +14,16 @@ export interface FormatPlan {
   links: boolean;
   images: boolean;
   summary: boolean;
+  /** `json`: the caller's JSON Schema and/or prompt (at least one). */
+  json: { schema?: Record<string, unknown>; prompt?: string } | undefined;
+  /** `question` (or the deprecated `query`): the question → data.answer. */
+  question: { question: string; mode?: 'freeform' | 'directQuote' } | undefined;
+  /** `highlights`: the query → data.highlights. */
+  highlights: { query: string } | undefined;
+  product: boolean;
+  menu: boolean;
+  /** onlyCleanContent: an extra clean-up pass over the markdown. */
+  cleanContent: boolean;
   attributes: { selector: string; attribute: string }[] | undefined;
   screenshot: ScreenshotOptions | undefined;
 }
@@ -50,23 +61,43 @@ interface Issue {
   message: string;
 }
 
-// Formats whose engines arrive with later parts of Gleaner (browser, LLM formats, media).
+// Formats whose engines arrive with later parts of Gleaner (change tracking, branding, media).
 const notYet: Record<string, string> = {
-  json: 'JSON extraction is not available in this version',
   changeTracking: 'change tracking is not available in this version',
   branding: 'branding is not available in this version',
-  product: 'product extraction is not available in this version',
-  menu: 'menu extraction is not available in this version',
   audio: 'audio is not available in this version',
   video: 'video is not available in this version',
-  question: 'question answering is not available in this version',
-  highlights: 'highlights are not available in this version',
-  query: 'query is not available in this version',
 };
+
+/** Formats that read the page's markdown (the content is converted when any of them is asked). */
+export function needsMarkdown(f: FormatPlan): boolean {
+  return f.markdown || f.summary || Boolean(f.json || f.question || f.highlights) || f.product || f.menu;
+}
+
+/** Formats that read the page's structured data (JSON-LD, microdata, RDFa, OpenGraph). */
+export function needsStructuredData(f: FormatPlan): boolean {
+  return Boolean(f.json) || f.product || f.menu;
+}
 
 /** A plan with no format asked for yet. */
 export function noFormats(): FormatPlan {
-  return { markdown: false, html: false, rawHtml: false, rawBase64: false, links: false, images: false, summary: false, attributes: undefined, screenshot: undefined };
+  return {
+    markdown: false,
+    html: false,
+    rawHtml: false,
+    rawBase64: false,
+    links: false,
+    images: false,
+    summary: false,
+    json: undefined,
+    question: undefined,
+    highlights: undefined,
+    product: false,
+    menu: false,
+    cleanContent: false,
+    attributes: undefined,
+    screenshot: undefined,
+  };
 }
 
 export function planScrape(req: ScrapeRequest): ScrapePlan {
@@ -93,7 +124,35 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
       return;
     }
-    formats[type as Exclude<keyof FormatPlan, 'attributes' | 'screenshot'>] = true;
+    if (type === 'json') {
+      // Firecrawl v2 takes json as an object only: the schema and/or the prompt are the request.
+      const o = typeof f === 'string' ? {} : (f as { schema?: Record<string, unknown>; prompt?: string });
+      if (!o.schema && !o.prompt?.trim()) {
+        issues.push({ path: `body.formats.${i}`, message: 'format "json" needs {type: "json", schema: {...}} and/or {type: "json", prompt: "..."}' });
+        return;
+      }
+      if (formats.json) issues.push({ path: `body.formats.${i}`, message: 'at most one json format per request' });
+      const problem = o.schema ? checkJsonSchema(o.schema) : null;
+      if (problem) {
+        issues.push({ path: `body.formats.${i}.schema`, message: `not a usable JSON Schema: ${problem}` });
+        return;
+      }
+      formats.json = { ...(o.schema ? { schema: o.schema } : {}), ...(o.prompt?.trim() ? { prompt: o.prompt } : {}) };
+      return;
+    }
+    if (type === 'question' || type === 'query') {
+      // query is the deprecated spelling of question ({prompt, mode}); both answer in data.answer.
+      if (formats.question) issues.push({ path: `body.formats.${i}`, message: 'at most one question (or query) format per request' });
+      const o = f as { question?: string; prompt?: string; mode?: 'freeform' | 'directQuote' };
+      formats.question = { question: (o.question ?? o.prompt ?? '').trim(), ...(o.mode ? { mode: o.mode } : {}) };
+      return;
+    }
+    if (type === 'highlights') {
+      if (formats.highlights) issues.push({ path: `body.formats.${i}`, message: 'at most one highlights format per request' });
+      formats.highlights = { query: (f as { query: string }).query.trim() };
+      return;
+    }
+    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu'] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
     issues.push({ path: 'body.formats', message: 'format "rawBase64" must be requested alone' });
@@ -105,7 +164,10 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       issues.push({ path: `body.parsers.${i}.blocks`, message: 'cannot be combined with redactPII (block contents and spans index the unredacted text)' });
     }
   });
-  if (req.onlyCleanContent) issues.push({ path: 'body.onlyCleanContent', message: 'needs the LLM pass, not available in this version' });
+  if (req.onlyCleanContent && req.zeroDataRetention) {
+    issues.push({ path: 'body.onlyCleanContent', message: 'is not supported with zeroDataRetention (it sends the whole page to the LLM)' });
+  }
+  formats.cleanContent = req.onlyCleanContent;
   const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
   if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });
   if (req.waitFor > req.timeout / 2) issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });

@@ -21,7 +21,8 @@ import { detectDocument } from '../documents/detect.ts';
 import { DocumentError } from '../documents/errors.ts';
 import type { ParsePool } from '../documents/pool.ts';
 import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
-import { extractiveSummary } from './formats/summary.ts';
+import type { LlmProvider } from '../llm/provider.ts';
+import { type AiPage, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
 import { type ScrapePlan, planScrape } from './plan.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
@@ -40,6 +41,10 @@ export interface ScrapeDeps {
   fileTtlMs: number;
   /** Parses documents (PDF, office, EPUB…) off the event loop; without it a document URL is 415. */
   parsePool?: ParsePool;
+  /** The AI formats' LLM; without it (or not configured) they take their deterministic paths. */
+  llm?: LlmProvider;
+  /** LLM_MAX_OUTPUT_TOKENS (bounds the onlyCleanContent pass). */
+  llmMaxOutputTokens?: number;
 }
 
 /** Per-request context from the route. */
@@ -152,7 +157,8 @@ export class Scraper {
       });
       const source = await this.#obtain(req, plan, caller, jobId, deadline);
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
-      const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt });
+      const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
+      const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
       await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
@@ -318,8 +324,10 @@ export class Scraper {
     jobId: string,
     baseCredits: number,
     time: { deadline: AbortSignal; startedAt: number },
+    usage: { teamId: string; apiKeyId: string | null; jobId: string },
   ): Promise<{ document: ScrapeDocument; credits: number }> {
     const { page } = source;
+    let structured: AiPage['structured'];
     let credits = baseCredits;
     const f = plan.formats;
     const kind = detectContentKind(page.contentType, page.finalUrl, page.body);
@@ -357,6 +365,7 @@ export class Scraper {
         if (out.links) doc.links = out.links;
         if (out.images) doc.images = out.images;
         if (out.attributes) doc.attributes = out.attributes;
+        structured = out.structured;
       } else {
         // Plain text, JSON and XML are their own markdown (JSON and XML fenced).
         doc.markdown = kind === 'text' ? text.trim() : `\`\`\`${kind}\n${text.trim()}\n\`\`\``;
@@ -379,9 +388,28 @@ export class Scraper {
       const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
       if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
     }
-    if (f.summary) doc.summary = extractiveSummary(doc.markdown ?? '');
+    if (wantsAi(f)) {
+      let ai;
+      try {
+        ai = await renderAiFormats(
+          f,
+          { markdown: doc.markdown ?? '', url: page.finalUrl, structured, metadata: doc.metadata },
+          { llm: this.#d.llm, usage, signal: time.deadline, maxOutputTokens: this.#d.llmMaxOutputTokens },
+        );
+      } catch (err) {
+        if (time.deadline.aborted) throw new ScrapeTimeoutError(req.timeout, req.url);
+        throw err;
+      }
+      if (doc.markdown !== undefined) doc.markdown = ai.markdown;
+      if (ai.json !== undefined) doc.json = ai.json;
+      if (ai.summary !== undefined) doc.summary = ai.summary;
+      if (ai.answer !== undefined) doc.answer = ai.answer;
+      if (ai.highlights !== undefined) doc.highlights = ai.highlights;
+      if (ai.product !== undefined) doc.product = ai.product;
+      if (ai.menu !== undefined) doc.menu = ai.menu;
+      warnings.push(...ai.warnings);
+    }
     if (!f.markdown) delete doc.markdown;
-    if (f.summary) warnings.push('summary: no LLM is configured; an extractive summary of the page was returned');
 
     if (page.statusCode >= 400) doc.metadata.error = `${page.statusCode} ${STATUS_CODES[page.statusCode] ?? 'error'}`;
     doc.metadata.scrapeId = jobId;

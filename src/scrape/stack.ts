@@ -7,6 +7,7 @@ import { ParsePool } from '../documents/pool.ts';
 import { RobotsCache } from '../crawl/robots.ts';
 import { SitemapReader } from '../crawl/sitemap.ts';
 import { TeamConcurrency } from '../jobs/concurrency.ts';
+import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db.ts';
 import { BrowserEngine } from './engines/browser.ts';
 import { HttpEngine } from './engines/http.ts';
@@ -16,6 +17,8 @@ export interface ScrapeStack {
   http: HttpEngine;
   browser: BrowserEngine;
   scraper: Scraper;
+  /** The AI formats' LLM (`available` false without OPENAI_BASE_URL / OPENAI_API_KEY). */
+  llm: LlmProvider;
   robots: RobotsCache;
   sitemaps: SitemapReader;
   /** Worker threads that parse documents off the event loop (started on first use). */
@@ -43,6 +46,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
   }
   const parsePool = new ParsePool({ size: config.parseWorkers });
+  const llm = new LlmProvider({ config: config.llm, db, log });
   const scraper = new Scraper({
     db,
     http,
@@ -52,12 +56,15 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     maxConcurrency: config.teamMaxConcurrency,
     log,
     fileTtlMs: config.fileTtlMs,
+    llm,
+    llmMaxOutputTokens: config.llm.maxOutputTokens,
   });
   const robots = new RobotsCache({ http });
   return {
     http,
     browser,
     scraper,
+    llm,
     robots,
     sitemaps: new SitemapReader({ http, robots }),
     parsePool,

@@ -449,18 +449,13 @@ describe('scrape request validation', () => {
   });
 
   test('formats this version cannot produce are refused by name', async () => {
+    // The AI formats are accepted (test/api/scrape-ai.test.ts); json as a bare string is not.
     const formats: [unknown, string][] = [
       ['json', 'json'],
-      [{ type: 'json', prompt: 'the title' }, 'json'],
       ['changeTracking', 'changeTracking'],
       ['branding', 'branding'],
-      ['product', 'product'],
-      ['menu', 'menu'],
       ['audio', 'audio'],
       ['video', 'video'],
-      [{ type: 'question', question: 'Who wrote it?' }, 'question'],
-      [{ type: 'highlights', query: 'scraping' }, 'highlights'],
-      [{ type: 'query', prompt: 'summarise' }, 'query'],
     ];
     const before = site.requests.length;
     for (const [format, name] of formats) {
@@ -470,8 +465,8 @@ describe('scrape request validation', () => {
     assert.equal(site.requests.length, before, 'nothing was fetched');
   });
 
-  test('LLM options are refused by name; actions are checked; waitFor at most half of timeout', async () => {
-    assertBadRequest(await scrape({ url: url(), onlyCleanContent: true }), 'body.onlyCleanContent');
+  test('onlyCleanContent is refused under zero data retention; actions are checked; waitFor at most half of timeout', async () => {
+    assertBadRequest(await scrape({ url: url(), onlyCleanContent: true, zeroDataRetention: true }), 'body.onlyCleanContent');
     assertBadRequest(await scrape({ url: url(), actions: [{ type: 'hover', selector: 'a' }] }), 'body.actions.0.type');
     assertBadRequest(await scrape({ url: url(), actions: [{ type: 'wait' }] }), 'body.actions.0');
     assertBadRequest(await scrape({ url: url(), actions: [{ type: 'click' }] }), 'body.actions.0.selector');

@@ -5,7 +5,8 @@ import { selectAll } from 'css-select';
 import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
-import type { FormatPlan } from '../plan.ts';
+import { type StructuredData, extractStructuredData } from '../../extract/structured-data.ts';
+import { type FormatPlan, needsMarkdown, needsStructuredData } from '../plan.ts';
 import { cleanDocument } from './clean.ts';
 import { domToMarkdown } from './markdown.ts';
 import { extractMetadata } from './metadata.ts';
@@ -33,6 +34,12 @@ export interface HtmlTransformOutput {
   images?: string[];
   attributes?: { selector: string; attribute: string; values: string[] }[];
   metadata: Record<string, string | string[] | number>;
+  /**
+   * When a format reads it (json, product, menu): the page's structured data, read from the
+   * original DOM before the content filter, and the parsed document after it (its content part:
+   * definition lists and tables the json format reads labels from). The page is parsed once.
+   */
+  structured?: { data: StructuredData; doc: Document };
 }
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
@@ -47,6 +54,7 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
     }),
   };
   const f = input.formats;
+  const structured = needsStructuredData(f) ? extractStructuredData(doc, { baseUrl: base }) : undefined;
   if (f.links) out.links = collectLinks(doc, base);
   if (f.images) out.images = collectImages(doc, base);
   if (f.attributes) {
@@ -58,16 +66,18 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
         .filter((v): v is string => v !== undefined),
     }));
   }
-  if (f.markdown || f.html || f.summary) {
+  const markdown = needsMarkdown(f);
+  if (markdown || f.html) {
     const content = cleanDocument(doc, {
       onlyMainContent: input.onlyMainContent,
       includeTags: input.includeTags,
       excludeTags: input.excludeTags,
       blockAds: input.blockAds,
     });
-    if (f.markdown || f.summary) out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });
+    if (markdown) out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });
     if (f.html) out.html = renderAbsolute(content, base);
   }
+  if (structured) out.structured = { data: structured, doc };
   return out;
 }
 
