@@ -70,7 +70,7 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
   // Documents are parsed in the stack's worker threads (one pool per process).
-  await app.register(parseRoutes, { db, pool: stack.parsePool });
+  await app.register(parseRoutes, { db, pool: stack.parsePool, llm: stack.llm, llmMaxOutputTokens: config.llm.maxOutputTokens });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {

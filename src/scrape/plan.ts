@@ -56,7 +56,7 @@ export interface ScrapePlan {
   engine: EnginePlan;
 }
 
-interface Issue {
+export interface Issue {
   path: string;
   message: string;
 }
@@ -100,25 +100,28 @@ export function noFormats(): FormatPlan {
   };
 }
 
-export function planScrape(req: ScrapeRequest): ScrapePlan {
-  const issues: Issue[] = [];
+/**
+ * The formats of a request (scrape, or parse with `prefix` "options.formats"): what to produce,
+ * with a problem for each format that cannot be honoured (formats of later parts of Gleaner
+ * included) pushed to `issues`.
+ */
+export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: Issue[]): FormatPlan {
   const formats = noFormats();
-  const list: ScrapeFormatInput[] = req.formats ?? ['markdown'];
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
     if (notYet[type]) {
-      issues.push({ path: `body.formats.${i}`, message: `format "${type}": ${notYet[type]}` });
+      issues.push({ path: `${prefix}.${i}`, message: `format "${type}": ${notYet[type]}` });
       return;
     }
     if (type === 'screenshot') {
-      if (formats.screenshot) issues.push({ path: `body.formats.${i}`, message: 'at most one screenshot format per request' });
+      if (formats.screenshot) issues.push({ path: `${prefix}.${i}`, message: 'at most one screenshot format per request' });
       const { type: _type, ...options } = typeof f === 'string' ? { type } : (f as { type: string } & ScreenshotOptions);
       formats.screenshot = options;
       return;
     }
     if (type === 'attributes') {
       if (typeof f === 'string') {
-        issues.push({ path: `body.formats.${i}`, message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}' });
+        issues.push({ path: `${prefix}.${i}`, message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}' });
         return;
       }
       formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
@@ -128,13 +131,13 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       // Firecrawl v2 takes json as an object only: the schema and/or the prompt are the request.
       const o = typeof f === 'string' ? {} : (f as { schema?: Record<string, unknown>; prompt?: string });
       if (!o.schema && !o.prompt?.trim()) {
-        issues.push({ path: `body.formats.${i}`, message: 'format "json" needs {type: "json", schema: {...}} and/or {type: "json", prompt: "..."}' });
+        issues.push({ path: `${prefix}.${i}`, message: 'format "json" needs {type: "json", schema: {...}} and/or {type: "json", prompt: "..."}' });
         return;
       }
-      if (formats.json) issues.push({ path: `body.formats.${i}`, message: 'at most one json format per request' });
+      if (formats.json) issues.push({ path: `${prefix}.${i}`, message: 'at most one json format per request' });
       const problem = o.schema ? checkJsonSchema(o.schema) : null;
       if (problem) {
-        issues.push({ path: `body.formats.${i}.schema`, message: `not a usable JSON Schema: ${problem}` });
+        issues.push({ path: `${prefix}.${i}.schema`, message: `not a usable JSON Schema: ${problem}` });
         return;
       }
       formats.json = { ...(o.schema ? { schema: o.schema } : {}), ...(o.prompt?.trim() ? { prompt: o.prompt } : {}) };
@@ -142,21 +145,27 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     }
     if (type === 'question' || type === 'query') {
       // query is the deprecated spelling of question ({prompt, mode}); both answer in data.answer.
-      if (formats.question) issues.push({ path: `body.formats.${i}`, message: 'at most one question (or query) format per request' });
+      if (formats.question) issues.push({ path: `${prefix}.${i}`, message: 'at most one question (or query) format per request' });
       const o = f as { question?: string; prompt?: string; mode?: 'freeform' | 'directQuote' };
       formats.question = { question: (o.question ?? o.prompt ?? '').trim(), ...(o.mode ? { mode: o.mode } : {}) };
       return;
     }
     if (type === 'highlights') {
-      if (formats.highlights) issues.push({ path: `body.formats.${i}`, message: 'at most one highlights format per request' });
+      if (formats.highlights) issues.push({ path: `${prefix}.${i}`, message: 'at most one highlights format per request' });
       formats.highlights = { query: (f as { query: string }).query.trim() };
       return;
     }
     formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu'] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
-    issues.push({ path: 'body.formats', message: 'format "rawBase64" must be requested alone' });
+    issues.push({ path: prefix, message: 'format "rawBase64" must be requested alone' });
   }
+  return formats;
+}
+
+export function planScrape(req: ScrapeRequest): ScrapePlan {
+  const issues: Issue[] = [];
+  const formats = planFormats(req.formats ?? ['markdown'], 'body.formats', issues);
 
   req.parsers?.forEach((p, i) => {
     if (typeof p !== 'string' && p.type === 'image') issues.push({ path: `body.parsers.${i}`, message: 'the "image" parser (OCR of an image URL) is not available in this version' });

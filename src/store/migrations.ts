@@ -280,6 +280,31 @@ export const migrations: Migration[] = [
       ALTER TABLE scrape_results ALTER COLUMN document SET STORAGE EXTERNAL;
     `,
   },
+  {
+    id: 11,
+    name: 'change tracking snapshots',
+    sql: `
+      -- The changeTracking format's memory: per team, normalised URL and tag, the latest scrape's
+      -- markdown (and extracted JSON) plus the one before it. A new scrape moves current to prev_*
+      -- and writes itself as current in one upsert (src/store/changes.ts), so each scrape is
+      -- compared with exactly one predecessor even when two run at once. Two per key, never more.
+      CREATE TABLE change_snapshots (
+        team_id uuid NOT NULL REFERENCES teams(id),
+        url_key text NOT NULL,
+        tag text NOT NULL DEFAULT '',
+        markdown text NOT NULL,
+        -- JSON text (the json mode's extraction), NULL when none was ever given
+        json text,
+        status_code integer NOT NULL,
+        scraped_at timestamptz NOT NULL,
+        prev_markdown text,
+        prev_json text,
+        prev_status_code integer,
+        prev_scraped_at timestamptz,
+        PRIMARY KEY (team_id, url_key, tag)
+      );
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -135,6 +135,31 @@ describe('conversion', () => {
     assert.deepEqual(d.metadata.provider, { id: 'gleaner-docx', creditsCost: 1, steps: [{ provider: 'docx', status: 'matched', creditsCost: 1 }] });
   });
 
+  test('AI formats on an upload (no LLM configured: deterministic paths, each with its warning)', async () => {
+    const page = `<!doctype html><html><head><title>Trail Lamp</title>
+      <script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Trail Lamp","sku":"TL-9",
+      "offers":{"@type":"Offer","price":"24.50","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}</script></head>
+      <body><main><h1>Trail Lamp</h1><p>A rechargeable lamp for night hikes. The battery lasts twelve hours on the low setting.</p>
+      <p>It weighs 180 grams and charges over USB-C in two hours.</p></main></body></html>`;
+    const schema = { type: 'object', properties: { name: { type: 'string' }, sku: { type: 'string' }, price: { type: 'number' } } };
+    const res = await parse(Buffer.from(page), 'lamp.html', {
+      formats: ['markdown', { type: 'json', schema }, { type: 'question', question: 'How long does the battery last?' }, 'product'],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const d = res.json.data;
+    assert.deepEqual(d.json, { name: 'Trail Lamp', sku: 'TL-9', price: 24.5 });
+    assert.match(d.answer, /twelve hours/);
+    assert.equal(d.product.title, 'Trail Lamp');
+    assert.match(res.json.warning, /json: no LLM is configured/);
+    // A document's markdown answers questions too.
+    const docx = await parse(buildDocx(), 'handbook.docx', { formats: [{ type: 'highlights', query: 'upgrade procedure' }] });
+    assert.equal(docx.status, 200, JSON.stringify(docx.json));
+    assert.match(docx.json.data.highlights, /Upgrade procedure|Stop the service/);
+    assert.equal(docx.json.data.markdown, undefined, 'markdown was not asked for');
+    const bad = await parse(buildDocx(), 'handbook.docx', { formats: ['json'] });
+    assertError(bad, 400, 'BAD_REQUEST', /options\.formats\.0/);
+  });
+
   test('XLSX, PPTX (pages), CSV', async () => {
     const xlsx = await parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
     assert.equal(xlsx.status, 200, JSON.stringify(xlsx.json));

@@ -11,8 +11,9 @@ import { CONTENT_TYPES, type PdfParserOptions, convertDocument, documentApiError
 import { DocumentError } from '../../documents/errors.ts';
 import { ParsePoolBusyError, type ParsePool } from '../../documents/pool.ts';
 import type { DocumentKind } from '../../documents/types.ts';
-import { extractiveSummary } from '../../scrape/formats/summary.ts';
-import { type FormatPlan, noFormats } from '../../scrape/plan.ts';
+import type { LlmProvider } from '../../llm/provider.ts';
+import { type AiPage, renderAiFormats, wantsAi } from '../../scrape/formats/ai.ts';
+import { type FormatPlan, planFormats } from '../../scrape/plan.ts';
 import { selectorProblem } from '../../scrape/transform/clean.ts';
 import { decodeText } from '../../scrape/transform/decode.ts';
 import { transformHtml } from '../../scrape/transform/index.ts';
@@ -28,8 +29,6 @@ const MAX_OPTIONS_BYTES = 1024 * 1024;
 
 /** Formats an upload cannot have (wire-names: parse accepts every format but these). */
 const UPLOAD_FORMATS = new Set(['screenshot', 'changeTracking', 'branding', 'audio', 'video']);
-/** Formats whose engines arrive later (the same list scrape refuses). */
-const NOT_YET = new Set(['json', 'product', 'menu', 'question', 'highlights', 'query']);
 /** Browser-only options. */
 const BROWSER_OPTIONS = ['actions', 'waitFor', 'location', 'mobile'] as const;
 
@@ -157,18 +156,17 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): Plan {
       uploadIssues.push({ path: `options.${name}`, message: 'needs a browser page; an upload has none' });
     }
   }
-  const formats = noFormats();
   const list = opts.formats ?? ['markdown'];
+  // Formats an upload cannot have are refused by name first; the rest are planned as for a scrape.
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
-    const path = `options.formats.${i}`;
-    if (UPLOAD_FORMATS.has(type)) uploadIssues.push({ path, message: `format "${type}" is not available for an upload` });
-    else if (NOT_YET.has(type)) issues.push({ path, message: `format "${type}" is not available in this version` });
-    else if (type === 'attributes') {
-      if (typeof f === 'string') issues.push({ path, message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}' });
-      else formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
-    } else formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary'] = true;
+    if (UPLOAD_FORMATS.has(type)) uploadIssues.push({ path: `options.formats.${i}`, message: `format "${type}" is not available for an upload` });
   });
+  const formats = planFormats(
+    list.filter((f) => !UPLOAD_FORMATS.has(typeof f === 'string' ? f : f.type)),
+    'options.formats',
+    issues,
+  );
 
   const parsers = opts.parsers;
   if (parsers?.some((p) => typeof p !== 'string' && p.type === 'image')) {
@@ -182,7 +180,7 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): Plan {
   if (pdfRaw) {
     list.forEach((f, i) => {
       const type = typeof f === 'string' ? f : f.type;
-      if (type !== 'markdown' && type !== 'rawBase64' && !UPLOAD_FORMATS.has(type) && !NOT_YET.has(type)) {
+      if (type !== 'markdown' && type !== 'rawBase64' && !UPLOAD_FORMATS.has(type)) {
         uploadIssues.push({ path: `options.formats.${i}`, message: `format "${type}" needs the pdf parser; with parsers: [] the PDF is returned base64-encoded` });
       }
     });
@@ -217,7 +215,10 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): Plan {
   return { formats, convert, rawBase64, parser };
 }
 
-export async function parseRoutes(app: FastifyInstance, { db, pool }: { db: Db; pool: ParsePool }): Promise<void> {
+export async function parseRoutes(
+  app: FastifyInstance,
+  { db, pool, llm, llmMaxOutputTokens }: { db: Db; pool: ParsePool; llm?: LlmProvider; llmMaxOutputTokens?: number },
+): Promise<void> {
   // Registered in this plugin only: multipart bodies are accepted by POST /v2/parse alone.
   await app.register(multipart, {
     throwFileSizeLimit: false,
@@ -278,7 +279,12 @@ export async function parseRoutes(app: FastifyInstance, { db, pool }: { db: Db; 
         1,
       );
       try {
-        const document = await produce(upload, kind, opts, plan, pool, job.id);
+        const document = await produce(upload, kind, opts, plan, {
+          pool,
+          llm,
+          llmMaxOutputTokens,
+          usage: { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: job.id },
+        });
         const credits = document.metadata.creditsUsed ?? 1;
         // Stored in the scrape shape (GET /v2/scrape/{id} reads it): without the parse-only provider.
         const { provider: _provider, ...storedMetadata } = document.metadata;
@@ -299,7 +305,18 @@ function busy(err: ParsePoolBusyError): ApiError {
   return new ParseError(503, err.code, err.message, { headers: { 'retry-after': '5' } });
 }
 
-async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInput, plan: Plan, pool: ParsePool, scrapeId: string): Promise<ParseDocumentOutput> {
+interface ProduceContext {
+  pool: ParsePool;
+  llm?: LlmProvider;
+  llmMaxOutputTokens?: number;
+  usage: { teamId: string; apiKeyId: string | null; jobId: string };
+}
+
+async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInput, plan: Plan, ctx: ProduceContext): Promise<ParseDocumentOutput> {
+  const { pool } = ctx;
+  const scrapeId = ctx.usage.jobId;
+  const deadline = AbortSignal.timeout(opts.timeout);
+  let structured: AiPage['structured'];
   const f = plan.formats;
   const contentType = upload.mimetype && upload.mimetype !== 'application/octet-stream' ? upload.mimetype : CONTENT_TYPES[kind];
   const doc: ParseDocumentOutput = { metadata: { sourceURL: upload.fileName, contentType } };
@@ -335,6 +352,7 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
       if (out.links) doc.links = out.links;
       if (out.images) doc.images = out.images;
       if (out.attributes) doc.attributes = out.attributes;
+      structured = out.structured;
       if (plan.parser.pages || plan.parser.blocks || plan.parser.pageMarkers) warnings.push('parsers pages/blocks/pageMarkers: an HTML file has no pages');
       steps = [{ provider: 'html', status: 'matched', creditsCost: 1 }];
     } else {
@@ -360,11 +378,28 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
       const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
       if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
     }
-    if (f.markdown) doc.markdown = markdown;
-    if (f.summary) {
-      doc.summary = extractiveSummary(markdown);
-      warnings.push('summary: no LLM is configured; an extractive summary of the document was returned');
+    if (wantsAi(f)) {
+      let ai;
+      try {
+        ai = await renderAiFormats(
+          f,
+          { markdown, url: `file:///${encodeURIComponent(upload.fileName)}`, structured, metadata: doc.metadata },
+          { llm: ctx.llm, usage: ctx.usage, signal: deadline, maxOutputTokens: ctx.llmMaxOutputTokens },
+        );
+      } catch (err) {
+        if (deadline.aborted) throw new ParseError(408, 'PARSE_TIMEOUT', `Parsing took longer than ${opts.timeout} ms`);
+        throw err;
+      }
+      markdown = ai.markdown;
+      if (ai.json !== undefined) doc.json = ai.json;
+      if (ai.summary !== undefined) doc.summary = ai.summary;
+      if (ai.answer !== undefined) doc.answer = ai.answer;
+      if (ai.highlights !== undefined) doc.highlights = ai.highlights;
+      if (ai.product !== undefined) doc.product = ai.product;
+      if (ai.menu !== undefined) doc.menu = ai.menu;
+      warnings.push(...ai.warnings);
     }
+    if (f.markdown) doc.markdown = markdown;
   }
 
   doc.metadata.scrapeId = scrapeId;

@@ -38,6 +38,7 @@ import {
 import { type ActionOutputs, type BrowserAction, type Screenshot, type ScreenshotOptions, emptyOutputs, runActions, takeScreenshot } from './browser/actions.ts';
 import { AdBlocker } from './browser/adblock.ts';
 import { type BrowserLocation, cookiesFromHeader, emulation } from './browser/emulation.ts';
+import { type Branding, extractBranding } from '../formats/branding.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
 import { type BrowserHandle, BrowserPool, type PoolStats, chromiumAvailable, chromiumExecutable, missingChromiumError } from './browser/pool.ts';
 import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
@@ -105,6 +106,8 @@ export interface BrowserFetchRequest {
   storageState?: StorageState;
   /** Return the context's storage state at the end (with IndexedDB). */
   saveStorageState?: boolean;
+  /** Read the page's branding from its computed styles after the actions (src/scrape/formats/branding.ts). */
+  branding?: boolean;
 }
 
 export interface BrowserTimings {
@@ -144,6 +147,8 @@ export interface BrowserResponse {
   screenshot?: Screenshot;
   actions: ActionOutputs;
   storageState?: StorageState;
+  /** When asked: the page's branding; undefined when the page's script context refused it (a non-HTML document). */
+  branding?: Branding;
   /** Requests aborted by blockAds. */
   blockedAds: number;
   timings: BrowserTimings;
@@ -406,6 +411,7 @@ export class BrowserEngine {
     const actionsMs = Date.now() - tActions;
 
     const screenshot = req.screenshot ? await takeScreenshot(page, req.screenshot, deadline) : undefined;
+    const branding = req.branding ? await extractBranding(page).catch(() => undefined) : undefined;
     const html = await page.content();
     if (main) await refuseGuardAnswer(main, guard);
     const headers = main ? await main.allHeaders() : {};
@@ -429,6 +435,7 @@ export class BrowserEngine {
       screenshot,
       actions: outputs,
       storageState,
+      branding,
       blockedAds,
       timings: { acquireMs: run.acquireMs, navigationMs, settleMs, actionsMs, totalMs: Date.now() - run.started, attempts: run.attempt },
     };
