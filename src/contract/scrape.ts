@@ -238,6 +238,36 @@ export const menuOutput = z
   })
   .meta({ id: 'Menu' });
 
+const changeTrackingOutput = z
+  .object({
+    previousScrapeAt: z.string().nullable().describe("This team's previous scrape of the URL (per tag); null for the first"),
+    changeStatus: z.enum(['new', 'same', 'changed', 'removed']),
+    visibility: z.enum(['visible', 'hidden']),
+    diff: z.string().optional().describe('mode git-diff: unified diff of the markdown, previous → current (empty when the same)'),
+    json: z.record(z.string(), z.object({ previous: z.unknown(), current: z.unknown() })).optional().describe('mode json: fields whose value changed'),
+  })
+  .meta({ id: 'ChangeTracking' });
+
+const styleRecord = z.object({}).loose();
+const colorNames = ['primary', 'secondary', 'accent', 'background', 'textPrimary', 'textSecondary', 'link', 'success', 'warning', 'error'] as const;
+const brandingOutput = z
+  .object({
+    colorScheme: z.string().optional(),
+    logo: z.string().optional(),
+    colors: styleRecord.optional().describe(`Hex colours: ${colorNames.join(', ')}`),
+    fonts: z.array(z.object({ family: z.string() }).loose()).optional(),
+    typography: styleRecord.optional(),
+    spacing: styleRecord.optional(),
+    components: styleRecord.optional(),
+    icons: styleRecord.optional(),
+    images: styleRecord.optional().describe('logo, favicon, ogImage URLs'),
+    animations: styleRecord.optional(),
+    layout: styleRecord.optional(),
+    personality: styleRecord.optional(),
+  })
+  .loose()
+  .meta({ id: 'Branding' });
+
 export const scrapeDocument = z
   .object({
     markdown: z.string().optional(),
@@ -247,6 +277,8 @@ export const scrapeDocument = z
     highlights: z.string().optional().describe('format highlights: passages separated by blank lines'),
     product: productOutput.optional(),
     menu: menuOutput.optional(),
+    changeTracking: changeTrackingOutput.optional(),
+    branding: brandingOutput.optional().describe('format branding: from the rendered page\'s computed styles'),
     html: z.string().optional(),
     rawHtml: z.string().optional(),
     rawBase64: z.string().optional(),

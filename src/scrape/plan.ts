@@ -24,6 +24,10 @@ export interface FormatPlan {
   menu: boolean;
   /** onlyCleanContent: an extra clean-up pass over the markdown. */
   cleanContent: boolean;
+  /** `changeTracking`: compare with this team's previous scrape of the URL (src/scrape/formats/change-tracking.ts). */
+  changeTracking: { modes: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string } | undefined;
+  /** `branding`: computed styles of the rendered page (browser engine). */
+  branding: boolean;
   attributes: { selector: string; attribute: string }[] | undefined;
   screenshot: ScreenshotOptions | undefined;
 }
@@ -63,8 +67,6 @@ export interface Issue {
 
 // Formats whose engines arrive with later parts of Gleaner (change tracking, branding, media).
 const notYet: Record<string, string> = {
-  changeTracking: 'change tracking is not available in this version',
-  branding: 'branding is not available in this version',
   audio: 'audio is not available in this version',
   video: 'video is not available in this version',
 };
@@ -97,6 +99,8 @@ export function noFormats(): FormatPlan {
     cleanContent: false,
     attributes: undefined,
     screenshot: undefined,
+    changeTracking: undefined,
+    branding: false,
   };
 }
 
@@ -150,12 +154,33 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
       formats.question = { question: (o.question ?? o.prompt ?? '').trim(), ...(o.mode ? { mode: o.mode } : {}) };
       return;
     }
+    if (type === 'changeTracking') {
+      if (formats.changeTracking) issues.push({ path: `${prefix}.${i}`, message: 'at most one changeTracking format per request' });
+      const o = typeof f === 'string' ? {} : (f as { modes?: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string });
+      const modes = [...new Set(o.modes ?? [])];
+      if (modes.includes('json') && !o.schema && !o.prompt?.trim()) {
+        issues.push({ path: `${prefix}.${i}.modes`, message: 'mode "json" needs a schema and/or a prompt' });
+        return;
+      }
+      const problem = o.schema ? checkJsonSchema(o.schema) : null;
+      if (problem) {
+        issues.push({ path: `${prefix}.${i}.schema`, message: `not a usable JSON Schema: ${problem}` });
+        return;
+      }
+      formats.changeTracking = {
+        modes,
+        ...(o.schema ? { schema: o.schema } : {}),
+        ...(o.prompt?.trim() ? { prompt: o.prompt } : {}),
+        ...(o.tag ? { tag: o.tag } : {}),
+      };
+      return;
+    }
     if (type === 'highlights') {
       if (formats.highlights) issues.push({ path: `${prefix}.${i}`, message: 'at most one highlights format per request' });
       formats.highlights = { query: (f as { query: string }).query.trim() };
       return;
     }
-    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu'] = true;
+    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu' | 'branding'] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
     issues.push({ path: prefix, message: 'format "rawBase64" must be requested alone' });
@@ -177,6 +202,14 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     issues.push({ path: 'body.onlyCleanContent', message: 'is not supported with zeroDataRetention (it sends the whole page to the LLM)' });
   }
   formats.cleanContent = req.onlyCleanContent;
+  if (formats.changeTracking) {
+    // The previous scrape is compared by its markdown (wire-names: markdown in the same request),
+    // and a snapshot is stored for the next comparison.
+    if (!formats.markdown) issues.push({ path: 'body.formats', message: 'changeTracking requires markdown in the same request' });
+    if (req.zeroDataRetention || req.lockdown) {
+      issues.push({ path: 'body.formats', message: 'changeTracking stores a snapshot of the page; not available with zeroDataRetention or lockdown' });
+    }
+  }
   const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
   if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });
   if (req.waitFor > req.timeout / 2) issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });
@@ -206,6 +239,7 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     req.waitFor > 0 ? 'waitFor' : '',
     req.mobile ? 'mobile' : '',
     req.profile ? 'profile' : '',
+    formats.branding ? 'branding' : '',
   ].filter(Boolean);
   return {
     formats,
@@ -213,7 +247,11 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     cache: {
       // minAge alone reads whatever copy is old enough ("1 accepts any cached data"): the default
       // maxAge does not cap it; an explicit maxAge still does.
-      maxAgeMs: req.maxAge ?? (req.lockdown ? LOCKDOWN_MAX_AGE_MS : req.minAge !== undefined ? Number.POSITIVE_INFINITY : DEFAULT_MAX_AGE_MS),
+      // changeTracking compares with the live page unless the caller set maxAge: a cached copy
+      // would always read as "same".
+      maxAgeMs:
+        req.maxAge ??
+        (req.lockdown ? LOCKDOWN_MAX_AGE_MS : req.minAge !== undefined ? Number.POSITIVE_INFINITY : formats.changeTracking ? 0 : DEFAULT_MAX_AGE_MS),
       cacheOnly: req.lockdown || req.minAge !== undefined,
       minAgeMs: req.minAge ?? 0,
       // Headers (cookies, auth), actions or a profile make the page the caller's own; zero data

@@ -24,7 +24,8 @@ import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFi
 import type { LlmProvider } from '../llm/provider.ts';
 import { type AiPage, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
-import { type ScrapePlan, planScrape } from './plan.ts';
+import { trackChanges } from './formats/change-tracking.ts';
+import { type ScrapePlan, noFormats, planScrape } from './plan.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactPII } from './transform/redact.ts';
@@ -176,7 +177,7 @@ export class Scraper {
     // Caller headers make the page the caller's own; screenshots, actions and profiles need a
     // fresh browser session.
     const personalised = Boolean(req.headers && Object.keys(req.headers).length);
-    const needsSession = Boolean(plan.formats.screenshot || req.actions?.length || req.profile);
+    const needsSession = Boolean(plan.formats.screenshot || plan.formats.branding || req.actions?.length || req.profile);
     if (!personalised && !needsSession) {
       const cached = await readCachedPage(db, key, plan.cache);
       const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
@@ -255,6 +256,7 @@ export class Scraper {
       blockAds: req.blockAds,
       actions: req.actions,
       screenshot: plan.formats.screenshot,
+      branding: plan.formats.branding,
       storageState: profile?.state as StorageState | undefined,
       saveStorageState: saveProfileState,
     });
@@ -409,6 +411,11 @@ export class Scraper {
       if (ai.menu !== undefined) doc.menu = ai.menu;
       warnings.push(...ai.warnings);
     }
+    if (f.changeTracking) doc.changeTracking = await this.#trackChanges(f.changeTracking, doc, req, page, structured, usage, time.deadline, warnings);
+    if (f.branding) {
+      if (source.rendered?.branding) doc.branding = source.rendered.branding;
+      else warnings.push('branding: the page could not be read in the browser (not an HTML page?), so no branding was extracted');
+    }
     if (!f.markdown) delete doc.markdown;
 
     if (page.statusCode >= 400) doc.metadata.error = `${page.statusCode} ${STATUS_CODES[page.statusCode] ?? 'error'}`;
@@ -420,6 +427,51 @@ export class Scraper {
     doc.metadata.engine = source.engine;
     if (warnings.length) doc.warning = warnings.join('; ');
     return { document: doc, credits };
+  }
+
+  /**
+   * changeTracking: this page against the team's previous scrape of the URL (per tag); json mode
+   * extracts the current values with the format's schema/prompt (LLM, or deterministically) and
+   * compares them with the stored ones. `diff` is the git-style text diff (spec: a string).
+   */
+  async #trackChanges(
+    ct: NonNullable<ScrapePlan['formats']['changeTracking']>,
+    doc: ScrapeDocument,
+    req: ScrapeRequest,
+    page: CachedPage,
+    structured: AiPage['structured'],
+    usage: { teamId: string; apiKeyId: string | null; jobId: string },
+    deadline: AbortSignal,
+    warnings: string[],
+  ): Promise<NonNullable<ScrapeDocument['changeTracking']>> {
+    let json: unknown;
+    if (ct.modes.includes('json')) {
+      const ai = await renderAiFormats(
+        { ...noFormats(), json: { ...(ct.schema ? { schema: ct.schema } : {}), ...(ct.prompt ? { prompt: ct.prompt } : {}) } },
+        { markdown: doc.markdown ?? '', url: page.finalUrl, structured, metadata: doc.metadata },
+        { llm: this.#d.llm, usage, signal: deadline, maxOutputTokens: this.#d.llmMaxOutputTokens },
+      );
+      json = ai.json;
+      warnings.push(...ai.warnings.map((w) => `changeTracking ${w}`));
+    }
+    const t = await trackChanges({
+      db: this.#d.db,
+      teamId: usage.teamId,
+      url: req.url,
+      tag: ct.tag,
+      markdown: doc.markdown ?? '',
+      statusCode: page.statusCode,
+      modes: ct.modes,
+      json,
+      scrapedAt: page.fetchedAt,
+    });
+    return {
+      previousScrapeAt: t.previousScrapeAt,
+      changeStatus: t.changeStatus,
+      visibility: t.visibility,
+      ...(t.diff ? { diff: t.diff.text } : {}),
+      ...(t.json ? { json: t.json } : {}),
+    };
   }
 
   /**

@@ -173,8 +173,7 @@ describe('AI formats without an LLM (deterministic paths)', () => {
       [{ formats: [{ type: 'json' }] }, 'body.formats.0', /"json"/],
       [{ formats: ['markdown', { type: 'json', schema: { type: 'nonsense' } }] }, 'body.formats.1.schema', /JSON Schema/],
       [{ onlyCleanContent: true, zeroDataRetention: true }, 'body.onlyCleanContent', /zeroDataRetention/],
-      [{ formats: ['branding'] }, 'body.formats.0', /"branding"/],
-      [{ formats: ['changeTracking'] }, 'body.formats.0', /"changeTracking"/],
+      [{ formats: ['changeTracking'] }, 'body.formats', /changeTracking requires markdown/],
     ];
     for (const [body, path, message] of cases) {
       const res = await scrape({ url: url('/article'), ...body });

@@ -449,11 +449,10 @@ describe('scrape request validation', () => {
   });
 
   test('formats this version cannot produce are refused by name', async () => {
-    // The AI formats are accepted (test/api/scrape-ai.test.ts); json as a bare string is not.
+    // The AI formats, changeTracking and branding are accepted (test/api/scrape-ai.test.ts,
+    // scrape-change-tracking.test.ts); json as a bare string is not.
     const formats: [unknown, string][] = [
       ['json', 'json'],
-      ['changeTracking', 'changeTracking'],
-      ['branding', 'branding'],
       ['audio', 'audio'],
       ['video', 'video'],
     ];

@@ -39,7 +39,8 @@
 //   display: flex/grid in use}, personality {}: nothing in computed styles tells a personality.
 import type { Page } from 'playwright-core';
 
-export interface BrandingColors {
+// Type aliases, not interfaces: the response schema's loose objects need index-signature-compatible types.
+export type BrandingColors = {
   primary?: string;
   secondary?: string;
   accent?: string;
@@ -50,9 +51,9 @@ export interface BrandingColors {
   success?: string;
   warning?: string;
   error?: string;
-}
+};
 
-export interface Branding {
+export type Branding = {
   colorScheme: 'light' | 'dark';
   logo?: string;
   colors: BrandingColors;
@@ -74,7 +75,7 @@ export interface Branding {
   animations: Record<string, string>;
   layout: Record<string, string>;
   personality: Record<string, never>;
-}
+};
 
 // The few DOM types the in-page script uses (the project compiles without the DOM library).
 interface DomRect {
