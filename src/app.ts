@@ -10,6 +10,7 @@ import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { batchScrapeRoutes } from './api/routes/batch.ts';
 import { crawlRoutes } from './api/routes/crawl.ts';
+import { extractRoutes } from './api/routes/extract.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { mapRoutes } from './api/routes/map.ts';
 import { parseRoutes } from './api/routes/parse.ts';
@@ -19,6 +20,7 @@ import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
+import { Extractor } from './jobs/extract.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
 import type { Db } from './store/db.ts';
 import { version } from './version.ts';
@@ -78,6 +80,7 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
     const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log, allowPrivateNetwork: config.allowPrivateNetwork });
     await app.register(crawlRoutes, { crawler, db, publicUrl: config.publicUrl });
     await app.register(batchScrapeRoutes, { crawler, db, publicUrl: config.publicUrl });
+    await app.register(extractRoutes, { extractor: new Extractor({ db, queue, scraper, log: app.log }), publicUrl: config.publicUrl });
   }
   return app;
 }

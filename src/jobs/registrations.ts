@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';
+import { registerExtractJobs } from './extract.ts';
 import type { ScrapeStack } from '../scrape/stack.ts';
 import type { JobQueue, Log } from './queue.ts';
 import { registerWebhookJobs } from './webhooks.ts';
@@ -36,7 +37,7 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
 }
 
 /** The features' registrations, in order. */
-export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs, registerWebhookJobs];
+export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs, registerExtractJobs, registerWebhookJobs];
 
 /**
  * Runs every registration; resolves to the clean-up to run once the queue (and the server) has

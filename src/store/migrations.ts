@@ -305,6 +305,32 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 12,
+    name: 'extracts',
+    sql: `
+      -- POST /v2/extract (src/jobs/extract.ts): one row per extract (id = its job id) holding the
+      -- request and, once done, the result; readable for 24 h (expires_at), then swept.
+      CREATE TABLE extracts (
+        id uuid PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid,
+        request jsonb NOT NULL,
+        public_url text NOT NULL,
+        status text NOT NULL DEFAULT 'processing',
+        data jsonb,
+        error text,
+        warning text,
+        sources jsonb,
+        tokens_used integer NOT NULL DEFAULT 0,
+        credits_used integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        completed_at timestamptz,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX extracts_expires ON extracts (expires_at);
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"
