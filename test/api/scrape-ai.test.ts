@@ -256,6 +256,21 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     assert.equal(llm.requests.length, 1, 'timeouts are not retried');
   });
 
+  test('onlyCleanContent over the LLM output limit: skipped with a warning, the original markdown kept', async () => {
+    const small = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_MAX_OUTPUT_TOKENS: '16' } });
+    try {
+      llm.requests.length = 0;
+      const res = await client(small.url, small.key)('POST', '/v2/scrape', { url: url('/article'), onlyCleanContent: true });
+      const data = ok(res);
+      const plain = ok(await client(small.url, small.key)('POST', '/v2/scrape', { url: url('/article') }));
+      assert.equal(data.markdown, plain.markdown, 'the original markdown, not a cleaned one');
+      assert.match(data.warning, /onlyCleanContent: the markdown \(\d+ characters\) exceeds the LLM's output limit \(16 tokens\); the clean-up was skipped and the original markdown kept/);
+      assert.equal(llm.requests.length, 0);
+    } finally {
+      await small.destroy();
+    }
+  });
+
   test('summary, answer (directQuote), highlights and onlyCleanContent through the LLM', async () => {
     llm.requests.length = 0;
     const cleaned = '# Barn owls of the valley\n\nBarn owls hunt at dusk.';

@@ -241,10 +241,15 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
             if (!text) throw new LlmUpstreamError('the LLM returned empty markdown');
             return text;
           },
-      () => ({
-        value: det.markdown,
-        warning: `onlyCleanContent: the markdown (${det.markdown.length} characters) exceeds the LLM's output limit (${limitTokens} tokens); the LLM pass was skipped, ${removed}`,
-      }),
+      // Too long for the LLM's output: the spec keeps the original markdown (with a warning).
+      // Without an LLM, or when it failed, the deterministic clean-up is the answer.
+      () =>
+        llm && tooLong
+          ? {
+              value: page.markdown,
+              warning: `onlyCleanContent: the markdown (${det.markdown.length} characters) exceeds the LLM's output limit (${limitTokens} tokens); the clean-up was skipped and the original markdown kept`,
+            }
+          : { value: det.markdown },
       removed,
     );
     markdown = done.value;
