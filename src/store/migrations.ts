@@ -270,6 +270,25 @@ export const migrations: Migration[] = [
       CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
     `,
   },
+  {
+    id: 9,
+    name: 'crawl frontier: pages claimed from crawl_pages by lease',
+    sql: `
+      -- The frontier is the page queue (src/crawl/frontier.ts): a queued page is claimed by one
+      -- process for lease_until (renewed while it runs; NULL or past: claimable), not before
+      -- available_at (a crawl's delay, a politeness turn, a retry), at most a few attempts.
+      ALTER TABLE crawl_pages
+        ADD COLUMN available_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        ADD COLUMN lease_until timestamptz,
+        ADD COLUMN attempts integer NOT NULL DEFAULT 0,
+        -- a request start reserved for the page by per-host politeness (src/crawl/politeness.ts)
+        ADD COLUMN slot timestamptz;
+      CREATE INDEX crawl_pages_claim ON crawl_pages (available_at, seq) WHERE status = 'queued';
+      -- Pages recorded (done, failed or blocked): the crawl may end when ended = total.
+      ALTER TABLE crawls ADD COLUMN ended integer NOT NULL DEFAULT 0;
+      UPDATE crawls c SET ended = (SELECT count(*) FROM crawl_pages p WHERE p.crawl_id = c.id AND p.status <> 'queued');
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"
