@@ -61,7 +61,7 @@ const envSchema = z.object({
     .default('60,300,900'),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
   GLEANER_HOST_MAX_CONCURRENCY: z.coerce.number().int().min(0).max(10000).default(8),
-  GLEANER_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  GLEANER_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   GLEANER_HOST_MIN_INTERVAL_MS: z.coerce.number().int().min(0).max(600000).default(0),
   GLEANER_MAX_CRAWL_DELAY: z.coerce.number().min(0).max(3600).default(60),
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),

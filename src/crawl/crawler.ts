@@ -1,52 +1,59 @@
-// Crawls, driven by the job queue so any worker process can take any page.
+// Crawls: state in the database, pages run by each worker process's frontier (src/crawl/frontier.ts).
 //
 // State lives in the database: `crawls` (one row per crawl, id = its job id) and `crawl_pages`
-// (the frontier and the visited set: UNIQUE (crawl_id, url_key)). A URL is admitted by inserting
-// its row, under a row lock on the crawl (so `limit` is exact with any number of workers), and
-// only admitted URLs are sent to the queue ('crawl-page', one job per page). So no URL is scraped
-// twice for the results, even when a page's job runs twice (at-least-once queue): the page's
-// result is written by `UPDATE … WHERE status = 'queued'`, which only one run wins, and that same
-// statement charges its credits and counts it.
+// (the frontier and the visited set: UNIQUE (crawl_id, url_key)). The frontier is the page queue:
+// a URL is admitted by inserting its row (status 'queued'), under a row lock on the crawl (so
+// `limit` is exact with any number of workers), and workers claim queued rows by lease (no job per
+// page). So no URL is scraped twice for the results, even when a page runs twice (a lease that
+// ran out under a slow run, a killed worker): the page's result is written by `UPDATE … WHERE
+// status = 'queued'`, which only one run wins, and that same statement charges its credits and
+// counts it (crawls.completed, crawls.ended).
 //
-// A page job: skip unless the crawl is `scraping` and the page still `queued` (cancel makes every
-// pending job a no-op); robots.txt (unless ignoreRobotsTxt; disallowed → `blocked`, listed in
-// the errors route's robotsBlocked); credits (402 → the page fails with INSUFFICIENT_CREDITS);
-// the scrape through the same pipeline as POST /v2/scrape (Scraper.scrapeForParent, the user's
-// scrapeOptions; `links` is added internally to discover links and removed again unless asked
-// for); links of a 2xx/3xx page in scope (UrlScope: includePaths/excludePaths, regexOnFullURL,
-// allowSubdomains, allowExternalLinks, crawlEntireDomain) and within maxDiscoveryDepth are
-// admitted; then the page is recorded, and when nothing is queued and sitemap seeding is over the
-// crawl is `completed`. Children are admitted before their parent is recorded, so the queued count
-// never drops to zero while work remains. A page whose handler fails for an unexpected reason
-// (database, shutdown) is retried by the queue; on its last attempt it is recorded as failed so
-// the crawl still ends.
+// A page (runPage, once claimed: claims only take pages of crawls still `scraping`, so a cancel
+// stops new pages at once): robots.txt (unless ignoreRobotsTxt; disallowed → `blocked`, listed in
+// the errors route's robotsBlocked); credits, for a team with a quota (402 → the page fails with
+// INSUFFICIENT_CREDITS); the scrape through the same pipeline as POST /v2/scrape
+// (Scraper.scrapeForParent, the user's scrapeOptions, the page cache read and written in batches;
+// `links` is added internally to discover links and removed again unless asked for); links of a
+// 2xx/3xx page in scope (UrlScope: includePaths/excludePaths, regexOnFullURL, allowSubdomains,
+// allowExternalLinks, crawlEntireDomain) are kept, and followed within maxDiscoveryDepth. The
+// frontier records outcomes in batches (settle): the children of the batch's pages are admitted
+// first (one transaction per crawl), then every page is recorded in one statement, so the queued
+// count never drops to zero while work remains; when seeding is over and every admitted page is
+// recorded (ended = total, read from that statement) the crawl is `completed` (or `failed`, see
+// #finishIfDone). A page whose run fails for an unexpected reason (database, shutdown) is retried;
+// at its third attempt it is recorded as failed so the crawl still ends.
 //
 // Depth is the shortest link distance from the start URL, whatever order the workers take pages
 // in: every page's in-scope links are kept (crawl_pages.links), and a page later found at a
 // smaller depth gets it and, if already scraped, has its links admitted again from there.
 //
-// Sitemaps (`sitemap` include/only) are read by a separate 'crawl-seed' job: URLs in scope at
-// depth 0, admitted like links.
+// Sitemaps (`sitemap` include/only) are read by a separate 'crawl-seed' job (pg-boss): URLs in
+// scope at depth 0, admitted like links.
 //
 // Dedup key: urlKey (fragment, default port, one trailing slash; the query dropped with
 // ignoreQueryParameters), and with deduplicateSimilarURLs (default) also the scheme and a leading
 // "www." ignored.
 //
-// Pace: `delay` (seconds) spaces the start times of a crawl's pages: each admitted page gets a
-// start time `delay` after the previous one (crawls.next_start_at, under the same lock), which the
-// queue honours (startAfter). `maxConcurrency` caps the crawl's pages scraped at once in each
-// worker process (a per-process semaphore; N processes may run up to N × maxConcurrency). The
+// Pace: `delay` (seconds) spaces the start times of a crawl's pages: each admitted page is
+// available `delay` after the previous one (crawl_pages.available_at from crawls.next_start_at,
+// under the same lock), and claims take only pages due. `maxConcurrency` caps the crawl's pages
+// scraped at once in each worker process (the frontier claims none of a crawl at its cap, and a
+// per-process semaphore holds any excess; N processes may run up to N × maxConcurrency). The
 // team's concurrency limit (GLEANER_TEAM_MAX_CONCURRENCY) applies per process as for scrapes.
 // Per-host politeness (src/crawl/politeness.ts), for every crawl together, just before the fetch:
 // request starts to a host are at least max(GLEANER_HOST_MIN_INTERVAL_MS, robots.txt Crawl-delay
 // unless ignoreRobotsTxt) apart across all processes (a database row per host), so a crawl's
 // pages are max(delay, Crawl-delay) apart; and each process has at most
 // GLEANER_HOST_MAX_CONCURRENCY requests to one host in flight. A turn more than a few seconds
-// away is not slept: the page is sent again with startAfter (and its reserved start).
+// away is not slept: the page is put back, unleased, available shortly before its reserved start
+// (crawl_pages.slot keeps the reservation).
 //
 // Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
-// and its events are queued as the crawl goes (started at start, page when a page is recorded,
-// completed/cancelled when the crawl ends); queueing is one insert and delivery a job of its own.
+// and its events are queued as the crawl goes (started at start, page when a page is recorded:
+// one insert per batch, completed/cancelled when the crawl ends); delivery is a job of its own.
+// A process killed between a batch's record and its events' insert loses those page events (the
+// pages are recorded and never run again).
 import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import type { BatchScrapeRequest } from '../contract/batch.ts';
@@ -60,6 +67,7 @@ import { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, recordIdempotentJob, releaseIdempotencyKey, requestHash } from '../store/idempotency.ts';
 import { updateJob } from '../store/jobs.ts';
+import { PageCacheBatcher } from '../store/pages.ts';
 import type { Caller } from '../store/teams.ts';
 import { Frontier } from './frontier.ts';
 import { Politeness } from './politeness.ts';
@@ -188,6 +196,8 @@ export interface CrawlerDeps {
   allowPrivateNetwork?: boolean;
   /** Per-host politeness before each page's fetch (workers only). */
   politeness?: Politeness;
+  /** The page cache of crawl pages' scrapes, gathered into one statement per few pages (workers only). */
+  cache?: PageCacheBatcher;
 }
 
 /** The dedup key of a URL in a crawl (file comment). */
@@ -525,7 +535,9 @@ export class Crawler {
                   CASE WHEN $6::float8 > 0 THEN $7::timestamptz + (row_number() OVER (ORDER BY o) - 1) * $6::float8 * interval '1 second'
                        ELSE clock_timestamp() END
            FROM unnest($2::text[], $3::text[], $4::int[], $5::text[]) WITH ORDINALITY AS t(k, u, d, pk, o)
-           WHERE NOT EXISTS (SELECT 1 FROM crawl_pages e WHERE e.crawl_id = $1 AND e.url_key = t.k)
+           -- one index lookup per candidate (an anti-join could scan every crawl's pages)
+           LEFT JOIN LATERAL (SELECT 1 AS seen FROM crawl_pages e WHERE e.crawl_id = $1 AND e.url_key = t.k LIMIT 1) e ON true
+           WHERE e.seen IS NULL
            ORDER BY o LIMIT $8
            ON CONFLICT DO NOTHING RETURNING 1
          ), n AS (SELECT count(*)::int AS n FROM ins)
@@ -684,7 +696,7 @@ export class Crawler {
     let document: ScrapeDocument;
     let credits: number;
     try {
-      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl }, crawl.id));
+      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl, cache: this.#d.cache }, crawl.id));
     } catch (err) {
       // The target's or the request's failure is the page's outcome; anything else (database,
       // shutdown) is retried.
@@ -763,6 +775,8 @@ export class Crawler {
        ), page AS (
          UPDATE crawl_pages p SET status = r.s, document = r.d, error = r.e, code = r.x, links = r.l, lease_until = NULL, updated_at = clock_timestamp()
          FROM r WHERE p.crawl_id = r.c AND p.url_key = r.k AND p.status = 'queued'
+           -- lets the planner find the rows through the (crawl_id, url_key) index
+           AND p.crawl_id = ANY($2::uuid[]) AND p.url_key = ANY($3::text[])
          RETURNING p.crawl_id, p.url_key, p.depth, p.status, r.n, r.t, r.a
        ), charge AS (
          INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT t, a, crawl_id, n FROM page WHERE n > 0
@@ -776,7 +790,7 @@ export class Crawler {
        )
        SELECT page.crawl_id AS "crawlId", page.url_key AS key, page.depth, page.status, crawl.seeding, crawl.ended, crawl.total
        FROM page JOIN crawl ON crawl.id = page.crawl_id`,
-      [JSON.stringify(rows, jsonbSafe)],
+      [JSON.stringify(rows, jsonbSafe), [...new Set(rows.map((r) => r.c))], rows.map((r) => r.k)],
     );
     const byKey = new Map(items.map((it) => [`${it.crawl.id}\0${it.page.key}`, it]));
     const events = new Map<string, { crawl: CrawlRow; keys: string[] }>();
@@ -822,7 +836,8 @@ export async function registerCrawlJobs({ queue, db, config, log, stack, onStop 
   const { scraper, robots, sitemaps } = stack;
   const { hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds } = config;
   const politeness = new Politeness({ db, robots, hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds });
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness });
+  const cache = new PageCacheBatcher(db);
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness, cache });
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
   await queue.work(SWEEP_QUEUE, async () => {
     await deleteExpiredCrawls(db);
@@ -832,8 +847,12 @@ export async function registerCrawlJobs({ queue, db, config, log, stack, onStop 
     const frontier = new Frontier({ db, crawler, log, concurrency: config.crawlConcurrency });
     await frontier.start();
     // Stopped with the queue (before it closes: page events go through it).
-    queue.beforeStop((graceful, deadline) => frontier.stop(graceful, deadline));
-    onStop?.(() => frontier.stop(false, Date.now()));
+    const stop = async (graceful: boolean, deadline: number) => {
+      await frontier.stop(graceful, deadline);
+      await cache.flush().catch((err: unknown) => log.warn({ err }, 'could not write the page cache'));
+    };
+    queue.beforeStop(stop);
+    onStop?.(() => stop(false, Date.now()));
   }
 }
 

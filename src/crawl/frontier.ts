@@ -33,7 +33,7 @@ import { type ClaimedPage, type CrawlRow, type Crawler, type PageOutcome, type S
 const LEASE_MS = 30_000;
 const RENEW_MS = 10_000;
 const POLL_MS = 200;
-const BATCH_MS = 10;
+const BATCH_MS = 20;
 const BATCH_MAX = 32;
 const MAX_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 2000;
