@@ -162,7 +162,7 @@ export interface PageContext {
 export type RecordInput = { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] } | { status: 'failed' | 'blocked'; error: string; code: string };
 
 /** What became of a claimed page: record it (and admit its links when `follow`), put it back until `availableAt`, or drop the claim (crawl no longer running). */
-export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };
+export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };
 
 /** A page's outcome to record (Crawler.settle). */
 export interface Settled {
@@ -170,6 +170,8 @@ export interface Settled {
   page: ClaimedPage;
   result: RecordInput;
   follow?: boolean;
+  /** Store the page's links (crawl_pages.links: depth corrections, with maxDiscoveryDepth). */
+  keepLinks?: boolean;
 }
 
 // Frontiers of this process (src/crawl/frontier.ts), woken when pages are admitted here.
@@ -722,7 +724,13 @@ export class Crawler {
         }
       }
     }
-    return { kind: 'record', result: { status: 'done', document, credits, links }, follow: follow && links !== undefined };
+    // Links are kept (crawl_pages.links) only where depth can be corrected later: with maxDiscoveryDepth.
+    return {
+      kind: 'record',
+      result: { status: 'done', document, credits, links },
+      follow: follow && links !== undefined,
+      keepLinks: o.maxDiscoveryDepth !== undefined,
+    };
   }
 
   // UrlScope per crawl (compiled regexes), kept while the crawl row is.
@@ -754,7 +762,7 @@ export class Crawler {
       children.set(it.crawl.id, list);
     }
     for (const [crawlId, list] of children) await this.#admit(crawlId, list);
-    const rows = items.map(({ crawl, page, result: r }) => {
+    const rows = items.map(({ crawl, page, result: r, keepLinks }) => {
       const done = r.status === 'done';
       return {
         c: crawl.id,
@@ -763,7 +771,7 @@ export class Crawler {
         d: done ? r.document : null,
         e: done ? null : r.error,
         x: done ? null : r.code,
-        l: done && r.links ? r.links : null,
+        l: done && r.links && keepLinks ? r.links : null,
         n: done ? r.credits : 0,
         t: crawl.teamId,
         a: crawl.apiKeyId,

@@ -253,7 +253,7 @@ export class Frontier {
         this.#running.delete(id);
       }
       if (outcome?.kind === 'record') {
-        this.#pending.push({ crawl, page, result: outcome.result, follow: outcome.follow });
+        this.#pending.push({ crawl, page, result: outcome.result, follow: outcome.follow, keepLinks: outcome.keepLinks });
         this.#scheduleFlush();
       } else if (outcome?.kind === 'later') {
         putBack = { page, at: outcome.availableAt, slot: outcome.slot ?? null, refund: true };

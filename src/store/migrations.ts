@@ -284,6 +284,9 @@ export const migrations: Migration[] = [
         -- a request start reserved for the page by per-host politeness (src/crawl/politeness.ts)
         ADD COLUMN slot timestamptz;
       CREATE INDEX crawl_pages_claim ON crawl_pages (available_at, seq) WHERE status = 'queued';
+      -- Room on each heap page for the claim's and the renewals' new row versions (HOT updates:
+      -- no new index entries).
+      ALTER TABLE crawl_pages SET (fillfactor = 70);
       -- Pages recorded (done, failed or blocked): the crawl may end when ended = total.
       ALTER TABLE crawls ADD COLUMN ended integer NOT NULL DEFAULT 0;
       UPDATE crawls c SET ended = (SELECT count(*) FROM crawl_pages p WHERE p.crawl_id = c.id AND p.status <> 'queued');
