@@ -52,8 +52,9 @@
 // Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
 // and its events are queued as the crawl goes (started at start, page when a page is recorded:
 // one insert per batch, completed/cancelled when the crawl ends); delivery is a job of its own.
-// A process killed between a batch's record and its events' insert loses those page events (the
-// pages are recorded and never run again).
+// The record statement marks the pages whose event is due (event_pending) and the mark is cleared
+// once the events are queued, so the events of a process killed in between are queued by a
+// frontier's sweep a minute later (the event's job id makes a second send a no-op).
 import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import type { BatchScrapeRequest } from '../contract/batch.ts';
@@ -61,7 +62,7 @@ import type { CrawlRequest } from '../contract/crawl.ts';
 import { type ScrapeDocument, type ScrapeFormatInput, type ScrapeRequest, targetUrl } from '../contract/scrape.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
-import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, webhookEvents } from '../jobs/webhooks.ts';
+import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, wantsEvent, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
@@ -745,6 +746,39 @@ export class Crawler {
   }
 
   /**
+   * Queues the page events of recorded pages, then clears their event_pending mark (set by the
+   * record statement), so a process that dies in between leaves them for resendPageEvents.
+   */
+  async #sendPageEvents(events: { crawl: Pick<CrawlRow, 'id' | 'webhook'>; keys: string[] }[]): Promise<void> {
+    const sent: { c: string; k: string }[] = [];
+    for (const { crawl, keys } of events) {
+      if (!crawl.webhook || !wantsEvent(crawl.webhook, 'page')) continue;
+      if (await enqueueCrawlEvents(this.#d.queue, this.#d.log, crawl, 'page', keys)) for (const k of keys) sent.push({ c: crawl.id, k });
+    }
+    if (sent.length === 0) return;
+    await this.#d.db.query(
+      `UPDATE crawl_pages p SET event_pending = false FROM unnest($1::uuid[], $2::text[]) AS t(c, k)
+       WHERE p.crawl_id = t.c AND p.url_key = t.k AND p.event_pending`,
+      [sent.map((s) => s.c), sent.map((s) => s.k)],
+    );
+  }
+
+  /** Page events left unqueued (a process died between a record and its events) for a minute or more: queued now (the frontier, every minute). */
+  async resendPageEvents(): Promise<void> {
+    const { rows } = await this.#d.db.query<{ crawlId: string; key: string; webhook: WebhookSpec | null }>(
+      `SELECT p.crawl_id AS "crawlId", p.url_key AS key, c.webhook FROM crawl_pages p JOIN crawls c ON c.id = p.crawl_id
+       WHERE p.event_pending AND p.updated_at < clock_timestamp() - interval '1 minute' ORDER BY p.updated_at LIMIT 1000`,
+    );
+    const byCrawl = new Map<string, { crawl: { id: string; webhook: WebhookSpec | null }; keys: string[] }>();
+    for (const r of rows) {
+      const e = byCrawl.get(r.crawlId) ?? { crawl: { id: r.crawlId, webhook: r.webhook }, keys: [] };
+      e.keys.push(r.key);
+      byCrawl.set(r.crawlId, e);
+    }
+    await this.#sendPageEvents([...byCrawl.values()]);
+  }
+
+  /**
    * Records a batch of outcomes: the children of each page first (per crawl, one admission), so a
    * crawl's queued count never drops to zero while work remains; then every page in one statement
    * that only changes queued pages (a page recorded already, by an earlier run, stays as it is),
@@ -775,13 +809,15 @@ export class Crawler {
         n: done ? r.credits : 0,
         t: crawl.teamId,
         a: crawl.apiKeyId,
+        w: r.status !== 'blocked' && crawl.webhook !== null && wantsEvent(crawl.webhook, 'page'),
       };
     });
     const { rows: recorded } = await this.#d.db.query<{ crawlId: string; key: string; depth: number; status: string; seeding: boolean; ended: number; total: number }>(
       `WITH r AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(c uuid, k text, s text, d jsonb, e text, x text, l jsonb, n int, t uuid, a uuid)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(c uuid, k text, s text, d jsonb, e text, x text, l jsonb, n int, t uuid, a uuid, w boolean)
        ), page AS (
-         UPDATE crawl_pages p SET status = r.s, document = r.d, error = r.e, code = r.x, links = r.l, lease_until = NULL, updated_at = clock_timestamp()
+         UPDATE crawl_pages p SET status = r.s, document = r.d, error = r.e, code = r.x, links = r.l, lease_until = NULL, event_pending = r.w,
+           updated_at = clock_timestamp()
          FROM r WHERE p.crawl_id = r.c AND p.url_key = r.k AND p.status = 'queued'
            -- lets the planner find the rows through the (crawl_id, url_key) index
            AND p.crawl_id = ANY($2::uuid[]) AND p.url_key = ANY($3::text[])
@@ -813,7 +849,7 @@ export class Crawler {
       }
       if (!r.seeding && r.ended >= r.total) ending.add(r.crawlId);
     }
-    for (const { crawl, keys } of events.values()) await enqueueCrawlEvents(this.#d.queue, this.#d.log, crawl, 'page', keys);
+    await this.#sendPageEvents([...events.values()]);
     // Found at a smaller depth while it was being scraped: its links go in from there.
     for (const r of recorded) {
       const it = byKey.get(`${r.crawlId}\0${r.key}`);

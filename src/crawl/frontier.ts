@@ -22,6 +22,7 @@
 //   shortly before its reserved start (kept in crawl_pages.slot), without counting an attempt.
 // - polls every POLL_MS when idle, and is woken at once when this process admits pages (a crawl
 //   started, links found, a batch appended) or a slot frees.
+// - every minute, queues the webhook page events a dead process left unqueued (event_pending).
 // - on stop: claims nothing more, lets running pages finish until the deadline, aborts the rest
 //   and puts them back (unleased, attempt not counted), and records what finished.
 // maxConcurrency of a crawl is a per-process cap (the frontier claims nothing of a crawl at its
@@ -85,6 +86,7 @@ export class Frontier {
   #wake: (() => void) | undefined;
   #woken = false;
   #renewTimer: NodeJS.Timeout | undefined;
+  #eventsTimer: NodeJS.Timeout | undefined;
   #offAdmitted: (() => void) | undefined;
   #idle: (() => void) | undefined;
 
@@ -100,6 +102,11 @@ export class Frontier {
     this.#offAdmitted = onAdmitted(() => this.wake());
     this.#renewTimer = setInterval(() => void this.#renew(), this.#o.renewMs);
     this.#renewTimer.unref();
+    // Page events a dead process left unqueued (Crawler.resendPageEvents).
+    this.#eventsTimer = setInterval(() => {
+      this.#o.crawler.resendPageEvents().catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not queue pending page events'));
+    }, 60_000);
+    this.#eventsTimer.unref();
     this.#loop = this.#run();
   }
 
@@ -356,6 +363,7 @@ export class Frontier {
       this.#flush();
       await this.#flushing;
       clearInterval(this.#renewTimer);
+      clearInterval(this.#eventsTimer);
       const left = [...this.#held.values()].map((h) => ({ page: h.page, at: null, refund: true }));
       await this.#putBack(left).catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not release leases'));
     })();

@@ -96,9 +96,9 @@ export async function enqueueCrawlEvent(
   }
 }
 
-/** enqueueCrawlEvent for several pages of a crawl (page events) in one insert. Never throws. */
-export async function enqueueCrawlEvents(queue: JobQueue, log: Log, crawl: { id: string; webhook: WebhookSpec | null }, event: CrawlEvent, keys: string[]): Promise<void> {
-  if (!crawl.webhook || !wantsEvent(crawl.webhook, event) || keys.length === 0) return;
+/** enqueueCrawlEvent for several pages of a crawl (page events) in one insert. Never throws; false when they could not be queued. */
+export async function enqueueCrawlEvents(queue: JobQueue, log: Log, crawl: { id: string; webhook: WebhookSpec | null }, event: CrawlEvent, keys: string[]): Promise<boolean> {
+  if (!crawl.webhook || !wantsEvent(crawl.webhook, event) || keys.length === 0) return true;
   try {
     await queue.sendMany<DeliveryJob>(
       WEBHOOK_QUEUE,
@@ -107,8 +107,10 @@ export async function enqueueCrawlEvents(queue: JobQueue, log: Log, crawl: { id:
         return { data: { crawlId: crawl.id, event, webhookId, attempt: 1, key }, options: { id: uuidOf(webhookId, '1') } };
       }),
     );
+    return true;
   } catch (err) {
     log.warn({ err, crawlId: crawl.id, event }, 'webhook: events not queued');
+    return false;
   }
 }
 

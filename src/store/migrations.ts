@@ -282,7 +282,10 @@ export const migrations: Migration[] = [
         ADD COLUMN lease_until timestamptz,
         ADD COLUMN attempts integer NOT NULL DEFAULT 0,
         -- a request start reserved for the page by per-host politeness (src/crawl/politeness.ts)
-        ADD COLUMN slot timestamptz;
+        ADD COLUMN slot timestamptz,
+        -- recorded, its webhook page event not queued yet (queued again after a crash)
+        ADD COLUMN event_pending boolean NOT NULL DEFAULT false;
+      CREATE INDEX crawl_pages_event_pending ON crawl_pages (updated_at) WHERE event_pending;
       CREATE INDEX crawl_pages_claim ON crawl_pages (available_at, seq) WHERE status = 'queued';
       -- Room on each heap page for the claim's and the renewals' new row versions (HOT updates:
       -- no new index entries).

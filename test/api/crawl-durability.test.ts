@@ -134,7 +134,7 @@ describe('crawl durability', () => {
       const svc: TestService = await startTestService({ store: 'postgres', env: { GLEANER_WORKERS: '0' } });
       cleanups.push(() => svc.destroy());
       const api = client(svc.url, svc.key);
-      const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
+      const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_CRAWL_CONCURRENCY: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
       const [victim, survivor] = [spawnNode('src/worker.ts', workerEnv), spawnNode('src/worker.ts', workerEnv)];
       await Promise.all([waitForLine(victim, 'gleaner worker ready'), waitForLine(survivor, 'gleaner worker ready')]);
 
