@@ -61,6 +61,7 @@ const envSchema = z.object({
     .default('60,300,900'),
   GLEANER_TEAM_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(10000).default(10),
   GLEANER_HOST_MAX_CONCURRENCY: z.coerce.number().int().min(0).max(10000).default(8),
+  GLEANER_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   GLEANER_HOST_MIN_INTERVAL_MS: z.coerce.number().int().min(0).max(600000).default(0),
   GLEANER_MAX_CRAWL_DELAY: z.coerce.number().min(0).max(3600).default(60),
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -124,6 +125,8 @@ export interface Config {
   teamMaxConcurrency: number;
   /** Crawl requests to one host at once in this process; 0: no cap (src/crawl/politeness.ts). */
   hostMaxConcurrency: number;
+  /** Crawl and batch-scrape pages this process runs at once (src/crawl/frontier.ts); only with workers > 0. */
+  crawlConcurrency: number;
   /** Least time between two crawl request starts to one host, across every process. */
   hostMinIntervalMs: number;
   /** Largest robots.txt Crawl-delay applied, in seconds; 0: Crawl-delay is ignored. */
@@ -197,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimits: e.GLEANER_RATE_LIMITS,
     teamMaxConcurrency: e.GLEANER_TEAM_MAX_CONCURRENCY,
     hostMaxConcurrency: e.GLEANER_HOST_MAX_CONCURRENCY,
+    crawlConcurrency: e.GLEANER_CRAWL_CONCURRENCY,
     hostMinIntervalMs: e.GLEANER_HOST_MIN_INTERVAL_MS,
     maxCrawlDelaySeconds: e.GLEANER_MAX_CRAWL_DELAY,
     webhookRetryDelays: e.GLEANER_WEBHOOK_RETRY_DELAYS.split(',').map((d) => Number(d.trim())),

@@ -1,52 +1,60 @@
-// Crawls, driven by the job queue so any worker process can take any page.
+// Crawls: state in the database, pages run by each worker process's frontier (src/crawl/frontier.ts).
 //
 // State lives in the database: `crawls` (one row per crawl, id = its job id) and `crawl_pages`
-// (the frontier and the visited set: UNIQUE (crawl_id, url_key)). A URL is admitted by inserting
-// its row, under a row lock on the crawl (so `limit` is exact with any number of workers), and
-// only admitted URLs are sent to the queue ('crawl-page', one job per page). So no URL is scraped
-// twice for the results, even when a page's job runs twice (at-least-once queue): the page's
-// result is written by `UPDATE … WHERE status = 'queued'`, which only one run wins, and that same
-// statement charges its credits and counts it.
+// (the frontier and the visited set: UNIQUE (crawl_id, url_key)). The frontier is the page queue:
+// a URL is admitted by inserting its row (status 'queued'), under a row lock on the crawl (so
+// `limit` is exact with any number of workers), and workers claim queued rows by lease (no job per
+// page). So no URL is scraped twice for the results, even when a page runs twice (a lease that
+// ran out under a slow run, a killed worker): the page's result is written by `UPDATE … WHERE
+// status = 'queued'`, which only one run wins, and that same statement charges its credits and
+// counts it (crawls.completed, crawls.ended).
 //
-// A page job: skip unless the crawl is `scraping` and the page still `queued` (cancel makes every
-// pending job a no-op); robots.txt (unless ignoreRobotsTxt; disallowed → `blocked`, listed in
-// the errors route's robotsBlocked); credits (402 → the page fails with INSUFFICIENT_CREDITS);
-// the scrape through the same pipeline as POST /v2/scrape (Scraper.scrapeForParent, the user's
-// scrapeOptions; `links` is added internally to discover links and removed again unless asked
-// for); links of a 2xx/3xx page in scope (UrlScope: includePaths/excludePaths, regexOnFullURL,
-// allowSubdomains, allowExternalLinks, crawlEntireDomain) and within maxDiscoveryDepth are
-// admitted; then the page is recorded, and when nothing is queued and sitemap seeding is over the
-// crawl is `completed`. Children are admitted before their parent is recorded, so the queued count
-// never drops to zero while work remains. A page whose handler fails for an unexpected reason
-// (database, shutdown) is retried by the queue; on its last attempt it is recorded as failed so
-// the crawl still ends.
+// A page (runPage, once claimed: claims only take pages of crawls still `scraping`, so a cancel
+// stops new pages at once): robots.txt (unless ignoreRobotsTxt; disallowed → `blocked`, listed in
+// the errors route's robotsBlocked); credits, for a team with a quota (402 → the page fails with
+// INSUFFICIENT_CREDITS); the scrape through the same pipeline as POST /v2/scrape
+// (Scraper.scrapeForParent, the user's scrapeOptions, the page cache read and written in batches;
+// `links` is added internally to discover links and removed again unless asked for); links of a
+// 2xx/3xx page in scope (UrlScope: includePaths/excludePaths, regexOnFullURL, allowSubdomains,
+// allowExternalLinks, crawlEntireDomain) are kept, and followed within maxDiscoveryDepth. The
+// frontier records outcomes in batches (settle): the children of the batch's pages are admitted
+// first (one transaction per crawl), then every page is recorded in one statement, so the queued
+// count never drops to zero while work remains; when seeding is over and every admitted page is
+// recorded (ended = total, read from that statement) the crawl is `completed` (or `failed`, see
+// #finishIfDone). A page whose run fails for an unexpected reason (database, shutdown) is retried;
+// at its third attempt it is recorded as failed so the crawl still ends.
 //
 // Depth is the shortest link distance from the start URL, whatever order the workers take pages
 // in: every page's in-scope links are kept (crawl_pages.links), and a page later found at a
 // smaller depth gets it and, if already scraped, has its links admitted again from there.
 //
-// Sitemaps (`sitemap` include/only) are read by a separate 'crawl-seed' job: URLs in scope at
-// depth 0, admitted like links.
+// Sitemaps (`sitemap` include/only) are read by a separate 'crawl-seed' job (pg-boss): URLs in
+// scope at depth 0, admitted like links.
 //
 // Dedup key: urlKey (fragment, default port, one trailing slash; the query dropped with
 // ignoreQueryParameters), and with deduplicateSimilarURLs (default) also the scheme and a leading
 // "www." ignored.
 //
-// Pace: `delay` (seconds) spaces the start times of a crawl's pages: each admitted page gets a
-// start time `delay` after the previous one (crawls.next_start_at, under the same lock), which the
-// queue honours (startAfter). `maxConcurrency` caps the crawl's pages scraped at once in each
-// worker process (a per-process semaphore; N processes may run up to N × maxConcurrency). The
+// Pace: `delay` (seconds) spaces the start times of a crawl's pages: each admitted page is
+// available `delay` after the previous one (crawl_pages.available_at from crawls.next_start_at,
+// under the same lock), and claims take only pages due. `maxConcurrency` caps the crawl's pages
+// scraped at once in each worker process (the frontier claims none of a crawl at its cap, and a
+// per-process semaphore holds any excess; N processes may run up to N × maxConcurrency). The
 // team's concurrency limit (GLEANER_TEAM_MAX_CONCURRENCY) applies per process as for scrapes.
 // Per-host politeness (src/crawl/politeness.ts), for every crawl together, just before the fetch:
 // request starts to a host are at least max(GLEANER_HOST_MIN_INTERVAL_MS, robots.txt Crawl-delay
 // unless ignoreRobotsTxt) apart across all processes (a database row per host), so a crawl's
 // pages are max(delay, Crawl-delay) apart; and each process has at most
 // GLEANER_HOST_MAX_CONCURRENCY requests to one host in flight. A turn more than a few seconds
-// away is not slept: the page is sent again with startAfter (and its reserved start).
+// away is not slept: the page is put back, unleased, available shortly before its reserved start
+// (crawl_pages.slot keeps the reservation).
 //
 // Webhook (src/jobs/webhooks.ts): the request's webhook is stored with the crawl (crawls.webhook)
-// and its events are queued as the crawl goes (started at start, page when a page is recorded,
-// completed/cancelled when the crawl ends); queueing is one insert and delivery a job of its own.
+// and its events are queued as the crawl goes (started at start, page when a page is recorded:
+// one insert per batch, completed/cancelled when the crawl ends); delivery is a job of its own.
+// The record statement marks the pages whose event is due (event_pending) and the mark is cleared
+// once the events are queued, so the events of a process killed in between are queued by a
+// frontier's sweep a minute later (the event's job id makes a second send a no-op).
 import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import type { BatchScrapeRequest } from '../contract/batch.ts';
@@ -54,22 +62,23 @@ import type { CrawlRequest } from '../contract/crawl.ts';
 import { type ScrapeDocument, type ScrapeFormatInput, type ScrapeRequest, targetUrl } from '../contract/scrape.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
-import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, isWebhookEvent, normalizeWebhook, webhookEvents } from '../jobs/webhooks.ts';
+import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, wantsEvent, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, recordIdempotentJob, releaseIdempotencyKey, requestHash } from '../store/idempotency.ts';
 import { updateJob } from '../store/jobs.ts';
+import { PageCacheBatcher } from '../store/pages.ts';
 import type { Caller } from '../store/teams.ts';
+import { Frontier } from './frontier.ts';
 import { Politeness } from './politeness.ts';
 import { RobotsCache } from './robots.ts';
 import { SitemapReader } from './sitemap.ts';
 import { UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
 
-export const PAGE_QUEUE = 'crawl-page';
 export const SEED_QUEUE = 'crawl-seed';
-/** Retries of a page job before it is recorded as failed. */
-const PAGE_RETRIES = 2;
+/** Retries of the sitemap seed job. */
+const SEED_RETRIES = 2;
 /** How long crawl results stay readable. */
 export const CRAWL_TTL_MS = 24 * 60 * 60 * 1000;
 /** Largest status response: the rest is behind `next`. */
@@ -118,17 +127,65 @@ const crawlColumns = `id, kind, team_id AS "teamId", api_key_id AS "apiKeyId", u
   public_url AS "publicUrl", status, total, completed, credits_used AS "creditsUsed", created_at AS "createdAt",
   completed_at AS "completedAt", expires_at AS "expiresAt", webhook`;
 
-interface PageJob {
-  crawlId: string;
-  key: string;
-  /** A start reserved by the page's earlier run (src/crawl/politeness.ts). */
-  slot?: string;
-}
-
 /** A URL and its dedup key. */
 interface Link {
   url: string;
   key: string;
+}
+
+/** A URL offered for admission: its depth and the page it was found on. */
+interface Candidate extends Link {
+  depth: number;
+  parentKey: string | null;
+}
+
+/** A queued page claimed by the frontier (src/crawl/frontier.ts). */
+export interface ClaimedPage {
+  crawlId: string;
+  key: string;
+  url: string;
+  depth: number;
+  /** Claims so far, this one included. */
+  attempts: number;
+  /** A start reserved by the page's earlier run (src/crawl/politeness.ts). */
+  slot: Date | null;
+}
+
+export interface PageContext {
+  /** Aborted when the page must stop (shutdown past the grace period). */
+  signal: AbortSignal;
+  /** The team has a credit quota: check it before the scrape. */
+  checkCredits: boolean;
+  /** Whether the crawl is still `scraping` (re-read after a wait: a cancel stops new pages). */
+  stillRunning(): Promise<boolean>;
+}
+
+export type RecordInput = { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] } | { status: 'failed' | 'blocked'; error: string; code: string };
+
+/** What became of a claimed page: record it (and admit its links when `follow`), put it back until `availableAt`, or drop the claim (crawl no longer running). */
+export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };
+
+/** A page's outcome to record (Crawler.settle). */
+export interface Settled {
+  crawl: CrawlRow;
+  page: ClaimedPage;
+  result: RecordInput;
+  follow?: boolean;
+  /** Store the page's links (crawl_pages.links: depth corrections, with maxDiscoveryDepth). */
+  keepLinks?: boolean;
+}
+
+// Frontiers of this process (src/crawl/frontier.ts), woken when pages are admitted here.
+const frontiers = new Set<() => void>();
+
+/** Registers a frontier's wake-up; returns its removal. */
+export function onAdmitted(wake: () => void): () => void {
+  frontiers.add(wake);
+  return () => frontiers.delete(wake);
+}
+
+function wakeFrontiers(): void {
+  for (const wake of frontiers) wake();
 }
 
 export interface CrawlerDeps {
@@ -142,6 +199,8 @@ export interface CrawlerDeps {
   allowPrivateNetwork?: boolean;
   /** Per-host politeness before each page's fetch (workers only). */
   politeness?: Politeness;
+  /** The page cache of crawl pages' scrapes, gathered into one statement per few pages (workers only). */
+  cache?: PageCacheBatcher;
 }
 
 /** The dedup key of a URL in a crawl (file comment). */
@@ -173,6 +232,10 @@ const formatType = (f: ScrapeFormatInput) => (typeof f === 'string' ? f : f.type
 /** A per-process counting semaphore per crawl (maxConcurrency). */
 class CrawlSlots {
   readonly #running = new Map<string, { n: number; waiting: (() => void)[] }>();
+  running(id: string): number {
+    const s = this.#running.get(id);
+    return s ? s.n + s.waiting.length : 0;
+  }
   async take(id: string, max: number | undefined): Promise<() => void> {
     if (!max) return () => undefined;
     let s = this.#running.get(id);
@@ -221,7 +284,7 @@ export class Crawler {
     await this.#event({ id: job.id, webhook }, 'started');
     if (options.sitemap !== 'only') {
       const key = crawlKey(start, options)!;
-      await this.#admitAndSend(db, job.id, [{ url: start, key }], 0, null);
+      await this.#admit(job.id, [{ url: start, key, depth: 0, parentKey: null }]);
     }
     if (seeding) await queue.send(SEED_QUEUE, { crawlId: job.id }, { singletonKey: job.id });
     else await this.#finishIfDone(job.id);
@@ -316,7 +379,7 @@ export class Crawler {
       return keys.map((key) => ({ key }));
     });
     if (!pages) return false;
-    await this.#send(id, pages);
+    wakeFrontiers();
     return true;
   }
 
@@ -430,78 +493,68 @@ export class Crawler {
 
   /**
    * Admits the candidates not seen before (in order, up to the crawl's remaining limit), under a
-   * row lock on the crawl, and sends a page job for each one admitted. With maxDiscoveryDepth, a
-   * known page found here at a smaller depth gets that depth, and if it was already scraped its
-   * stored links are admitted again from there (depth is the shortest link distance, whatever
-   * order the workers took the pages in).
+   * row lock on the crawl, as queued pages the frontier claims (available at once, or spaced by
+   * the crawl's `delay`). Candidates may come from several parents (a batch of pages): each has
+   * its depth and parent. With maxDiscoveryDepth, a known page found here at a smaller depth gets
+   * that depth, and if it was already scraped its stored links are admitted again from there
+   * (depth is the shortest link distance, whatever order the workers took the pages in).
    */
-  async #admitAndSend(db: Db, crawlId: string, candidates: Link[], depth: number, parentKey: string | null): Promise<void> {
-    const unique = [...new Map(candidates.map((c) => [c.key, c])).values()];
+  async #admit(crawlId: string, candidates: Candidate[]): Promise<void> {
+    const best = new Map<string, Candidate>();
+    for (const c of candidates) {
+      const b = best.get(c.key);
+      if (!b || c.depth < b.depth) best.set(c.key, c);
+    }
+    const unique = [...best.values()];
     if (unique.length === 0) return;
-    const { admitted, lowered, maxDepth } = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ status: string; room: number; delay: number | null; maxDepth: number | null; next: Date | null; now: Date }>(
+    const { admitted, lowered, maxDepth } = await this.#d.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ status: string; room: number; delay: number | null; maxDepth: number | null; base: Date }>(
         `SELECT status, page_limit - total AS room, (options->>'delay')::float8 AS delay, (options->>'maxDiscoveryDepth')::int AS "maxDepth",
-                next_start_at AS next, clock_timestamp() AS now
+                GREATEST(clock_timestamp(), COALESCE(next_start_at, clock_timestamp())) AS base
          FROM crawls WHERE id = $1 FOR UPDATE`,
         [crawlId],
       );
       const c = rows[0];
-      const none = { admitted: [], lowered: [], maxDepth: null };
+      const none = { admitted: 0, lowered: [], maxDepth: null };
       if (!c || c.status !== 'scraping') return none;
       const keys = unique.map((u) => u.key);
-      let lowered: { key: string; links: Link[] }[] = [];
+      let lowered: { key: string; depth: number; links: Link[] }[] = [];
       if (c.maxDepth !== null) {
-        const { rows: low } = await tx.query<{ key: string; status: string; links: Link[] | null }>(
-          `UPDATE crawl_pages SET depth = $3 WHERE crawl_id = $1 AND url_key = ANY($2::text[]) AND depth > $3
-           RETURNING url_key AS key, status, links`,
-          [crawlId, keys, depth],
+        const { rows: low } = await tx.query<{ key: string; depth: number; status: string; links: Link[] | null }>(
+          `UPDATE crawl_pages p SET depth = t.d FROM unnest($2::text[], $3::int[]) AS t(k, d)
+           WHERE p.crawl_id = $1 AND p.url_key = t.k AND p.depth > t.d
+           RETURNING p.url_key AS key, p.depth, p.status, p.links`,
+          [crawlId, keys, unique.map((u) => u.depth)],
         );
-        lowered = low.filter((l) => l.status === 'done' && l.links).map((l) => ({ key: l.key, links: l.links! }));
+        lowered = low.filter((l) => l.status === 'done' && l.links).map((l) => ({ key: l.key, depth: l.depth, links: l.links! }));
       }
-      if (c.room <= 0) return { admitted: [], lowered, maxDepth: c.maxDepth };
-      const { rows: seen } = await tx.query<{ key: string }>(`SELECT url_key AS key FROM crawl_pages WHERE crawl_id = $1 AND url_key = ANY($2::text[])`, [
-        crawlId,
-        keys,
-      ]);
-      const known = new Set(seen.map((s) => s.key));
-      const fresh = unique.filter((u) => !known.has(u.key)).slice(0, c.room);
-      if (fresh.length === 0) return { admitted: [], lowered, maxDepth: c.maxDepth };
-      await tx.query(
-        `INSERT INTO crawl_pages (crawl_id, url_key, url, depth, parent_key, status)
-         SELECT $1, k, u, $4, $5, 'queued' FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(k, u, o) ORDER BY o
-         ON CONFLICT DO NOTHING`,
-        [crawlId, fresh.map((f) => f.key), fresh.map((f) => f.url), depth, parentKey],
+      if (c.room <= 0) return { admitted: 0, lowered, maxDepth: c.maxDepth };
+      // Unseen candidates in order, at most `room` (the crawl row is locked: no one else admits
+      // meanwhile); with a delay, each starts `delay` after the one before (next_start_at).
+      const { rows: n } = await tx.query<{ n: number }>(
+        `WITH ins AS (
+           INSERT INTO crawl_pages (crawl_id, url_key, url, depth, parent_key, status, available_at)
+           SELECT $1, k, u, d, pk, 'queued',
+                  CASE WHEN $6::float8 > 0 THEN $7::timestamptz + (row_number() OVER (ORDER BY o) - 1) * $6::float8 * interval '1 second'
+                       ELSE clock_timestamp() END
+           FROM unnest($2::text[], $3::text[], $4::int[], $5::text[]) WITH ORDINALITY AS t(k, u, d, pk, o)
+           -- one index lookup per candidate (an anti-join could scan every crawl's pages)
+           LEFT JOIN LATERAL (SELECT 1 AS seen FROM crawl_pages e WHERE e.crawl_id = $1 AND e.url_key = t.k LIMIT 1) e ON true
+           WHERE e.seen IS NULL
+           ORDER BY o LIMIT $8
+           ON CONFLICT DO NOTHING RETURNING 1
+         ), n AS (SELECT count(*)::int AS n FROM ins)
+         UPDATE crawls SET total = total + n.n,
+           next_start_at = CASE WHEN $6::float8 > 0 THEN $7::timestamptz + n.n * $6::float8 * interval '1 second' ELSE next_start_at END
+         FROM n WHERE id = $1 RETURNING n.n`,
+        [crawlId, keys, unique.map((u) => u.url), unique.map((u) => u.depth), unique.map((u) => u.parentKey), c.delay ?? 0, c.base, c.room],
       );
-      let starts: (Date | undefined)[] = fresh.map(() => undefined);
-      let next: Date | null = c.next;
-      if (c.delay && c.delay > 0) {
-        const now = new Date(c.now).getTime();
-        let t = Math.max(now, next ? new Date(next).getTime() : now);
-        starts = fresh.map(() => {
-          const at = new Date(t);
-          t += c.delay! * 1000;
-          return at;
-        });
-        next = new Date(t);
-      }
-      await tx.query('UPDATE crawls SET total = total + $2, next_start_at = $3 WHERE id = $1', [crawlId, fresh.length, next]);
-      return { admitted: fresh.map((f, i) => ({ ...f, startAfter: starts[i] })), lowered, maxDepth: c.maxDepth };
+      return { admitted: n[0]?.n ?? 0, lowered, maxDepth: c.maxDepth };
     });
-    await this.#send(crawlId, admitted);
-    if (maxDepth !== null && depth < maxDepth) {
-      for (const l of lowered) await this.#admitAndSend(db, crawlId, l.links, depth + 1, l.key);
-    }
-  }
-
-  async #send(crawlId: string, pages: { key: string; startAfter?: Date }[]): Promise<void> {
-    if (pages.length === 0) return;
-    await this.#d.queue.sendMany<PageJob>(
-      PAGE_QUEUE,
-      pages.map((p) => ({
-        data: { crawlId, key: p.key },
-        options: { singletonKey: `${crawlId}:${p.key}`, ...(p.startAfter && p.startAfter.getTime() > Date.now() ? { startAfter: p.startAfter } : {}) },
-      })),
-    );
+    if (admitted > 0) wakeFrontiers();
+    if (maxDepth === null) return;
+    const again = lowered.filter((l) => l.depth < maxDepth).flatMap((l) => l.links.map((k) => ({ ...k, depth: l.depth + 1, parentKey: l.key })));
+    if (again.length > 0) await this.#admit(crawlId, again);
   }
 
   /**
@@ -556,9 +609,9 @@ export class Crawler {
           const key = url && crawlKey(url, crawl.options);
           return url && key ? [{ url, key }] : [];
         });
-        await this.#admitAndSend(this.#d.db, crawlId, candidates, 0, null);
+        await this.#admit(crawlId, candidates.map((c) => ({ ...c, depth: 0, parentKey: null })));
       } catch (err) {
-        if (job.signal.aborted && job.retryCount < PAGE_RETRIES) throw err;
+        if (job.signal.aborted && job.retryCount < SEED_RETRIES) throw err;
         this.#d.log.warn({ err, crawlId }, 'crawl: sitemaps unavailable');
       }
     }
@@ -566,67 +619,66 @@ export class Crawler {
     await this.#finishIfDone(crawlId);
   }
 
-  /** 'crawl-page': one page (file comment). */
-  async page(job: Job<PageJob>): Promise<void> {
-    const { crawlId, key } = job.data;
-    const { db } = this.#d;
-    const crawl = await this.#crawlOf(crawlId);
-    if (!crawl || crawl.status !== 'scraping') return;
-    const { rows } = await db.query<{ url: string; depth: number; status: string }>(
-      'SELECT url, depth, status FROM crawl_pages WHERE crawl_id = $1 AND url_key = $2',
-      [crawlId, key],
-    );
-    const page = rows[0];
-    if (!page) return;
-    if (page.status !== 'queued') {
-      // A re-run after its page was recorded: make sure the children it admitted and its webhook
-      // event were sent (the event's job id makes a second send a no-op).
-      if (job.retryCount > 0) {
-        await this.#resendChildren(crawlId, key);
-        if (page.status === 'done' || page.status === 'failed') await this.#event(crawl, 'page', key);
-      }
-      await this.#finishIfDone(crawlId);
-      return;
-    }
+  /** Crawl rows by id (the frontier caches them: nothing but status and counters ever changes). */
+  async crawlsById(ids: string[]): Promise<CrawlRow[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.#d.db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = ANY($1::uuid[])`, [ids]);
+    return rows;
+  }
+
+  /** Of these crawls, the ones still `scraping`. */
+  async scraping(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.#d.db.query<{ id: string }>(`SELECT id FROM crawls WHERE id = ANY($1::uuid[]) AND status = 'scraping'`, [ids]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * One claimed page (file comment), up to its outcome; the frontier records outcomes in batches
+   * (settle). Throws for an unexpected failure (database, shutdown): the frontier retries the page.
+   */
+  async runPage(crawl: CrawlRow, page: ClaimedPage, ctx: PageContext): Promise<PageOutcome> {
     const o = crawl.options;
-    const release = await this.#slots.take(crawlId, o.maxConcurrency);
+    const release = await this.#slots.take(crawl.id, o.maxConcurrency);
     try {
       // A cancel while this page waited for its slot: it never starts.
-      if (o.maxConcurrency && (await this.#crawlOf(crawlId))?.status !== 'scraping') return;
-      await this.#runPage(job, crawl, key, page);
-    } catch (err) {
-      if (job.retryCount < PAGE_RETRIES) throw err;
-      // Last attempt: record the failure so the crawl can end.
-      await this.#record(db, crawl, key, { status: 'failed', error: (err as Error).message ?? String(err), code: 'UNKNOWN_ERROR' });
+      if (o.maxConcurrency && !(await ctx.stillRunning())) return { kind: 'drop' };
+      return await this.#runPage(crawl, page, ctx);
     } finally {
       release();
     }
-    await this.#finishIfDone(crawlId);
   }
 
-  async #runPage(job: Job<PageJob>, crawl: CrawlRow, key: string, page: { url: string; depth: number }): Promise<void> {
-    const { db } = this.#d;
+  /** Pages of crawls with a maxConcurrency running in this process (the frontier claims none beyond it). */
+  runningOf(crawlId: string): number {
+    return this.#slots.running(crawlId);
+  }
+
+  async #runPage(crawl: CrawlRow, page: ClaimedPage, ctx: PageContext): Promise<PageOutcome> {
     const o = crawl.options;
+    const { signal } = ctx;
+    const record = (result: RecordInput): PageOutcome => ({ kind: 'record', result });
     // A batch page is a scrape: no robots.txt, no links followed.
     const batch = crawl.kind === 'batch_scrape';
     if (!batch && !o.ignoreRobotsTxt) {
-      const robots = await this.#d.robots.get(page.url, { signal: job.signal });
+      const robots = await this.#d.robots.get(page.url, { signal });
       if (robots.status === 'unreachable') {
         // RFC 9309: an unreachable robots.txt disallows everything; the page is not fetched, and
         // reported as a failure (not a robots rule).
-        await this.#record(db, crawl, key, { status: 'failed', error: `robots.txt unreachable: ${robots.error ?? 'no answer'}`, code: 'ROBOTS_UNREACHABLE' });
-        return;
+        return record({ status: 'failed', error: `robots.txt unreachable: ${robots.error ?? 'no answer'}`, code: 'ROBOTS_UNREACHABLE' });
       }
       if (robots.status === 'blocked' || !robots.isAllowed(page.url, o.robotsUserAgent)) {
-        await this.#record(db, crawl, key, { status: 'blocked', error: 'disallowed by robots.txt', code: 'ROBOTS_DISALLOWED' });
-        return;
+        return record({ status: 'blocked', error: 'disallowed by robots.txt', code: 'ROBOTS_DISALLOWED' });
       }
     }
-    try {
-      await ensureCredits(db, crawl.teamId, 1);
-    } catch (err) {
-      await this.#record(db, crawl, key, { status: 'failed', error: (err as Error).message, code: 'INSUFFICIENT_CREDITS' });
-      return;
+    // Credits: only a team with a quota has anything to check (the frontier asks once per claim).
+    if (ctx.checkCredits) {
+      try {
+        await ensureCredits(this.#d.db, crawl.teamId, 1);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return record({ status: 'failed', error: err.message, code: 'INSUFFICIENT_CREDITS' });
+      }
     }
     const formats: ScrapeFormatInput[] = o.scrapeOptions.formats ?? ['markdown'];
     const types = formats.map(formatType);
@@ -636,24 +688,23 @@ export class Crawler {
     const userLinks = types.includes('links');
     const req: ScrapeRequest = { ...o.scrapeOptions, url: page.url, formats: collect && !userLinks ? [...formats, 'links'] : formats };
     const caller: Caller = { teamId: crawl.teamId, teamName: '', keyId: crawl.apiKeyId ?? '' };
-    // Per-host politeness (src/crawl/politeness.ts): a far-off turn sends the page again for later.
-    const robots = !o.ignoreRobotsTxt && crawl.kind !== 'batch_scrape';
-    const turn = await this.#d.politeness?.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: job.data.slot, signal: job.signal });
-    if (turn && !turn.go) {
-      await this.#d.queue.send<PageJob>(PAGE_QUEUE, { crawlId: crawl.id, key, slot: turn.slot }, { singletonKey: `${crawl.id}:${key}`, startAfter: turn.startAfter });
-      return;
+    // Per-host politeness (src/crawl/politeness.ts): a far-off turn puts the page back until then.
+    const robots = !o.ignoreRobotsTxt && !batch;
+    const turn = await this.#d.politeness?.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: page.slot?.toISOString(), signal });
+    if (turn && !turn.go) return { kind: 'later', availableAt: turn.startAfter, slot: turn.slot };
+    if (turn?.waited && !(await ctx.stillRunning())) {
+      turn.release();
+      return { kind: 'drop' };
     }
-    if (turn?.waited && (await this.#crawlOf(crawl.id))?.status !== 'scraping') return turn.release();
     let document: ScrapeDocument;
     let credits: number;
     try {
-      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl }, crawl.id));
+      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl, cache: this.#d.cache }, crawl.id));
     } catch (err) {
       // The target's or the request's failure is the page's outcome; anything else (database,
       // shutdown) is retried.
-      if (job.signal.aborted || !(err instanceof ApiError)) throw err;
-      await this.#record(db, crawl, key, { status: 'failed', error: err.message, code: err.code });
-      return;
+      if (signal.aborted || !(err instanceof ApiError)) throw err;
+      return record({ status: 'failed', error: err.message, code: err.code });
     } finally {
       turn?.release();
     }
@@ -662,7 +713,7 @@ export class Crawler {
     const status = document.metadata.statusCode ?? 200;
     let links: Link[] | undefined;
     if (collect && status < 400) {
-      const scope = scopeOf(crawl);
+      const scope = this.#scopeOf(crawl);
       const finalUrl = document.metadata.url ?? page.url;
       if (scope.allows(finalUrl) || finalUrl === page.url) {
         links = [];
@@ -670,66 +721,147 @@ export class Crawler {
           const url = normalizeUrl(l, { ignoreQueryParameters: o.ignoreQueryParameters });
           if (!url || !looksLikePage(url) || !scope.allows(url)) continue;
           const k = crawlKey(url, o);
-          if (k && k !== key) links.push({ url, key: k });
+          if (k && k !== page.key) links.push({ url, key: k });
         }
-        if (follow) await this.#admitAndSend(db, crawl.id, links, page.depth + 1, key);
       }
     }
-    const depth = await this.#record(db, crawl, key, { status: 'done', document, credits, links });
-    // Found at a smaller depth while it was being scraped: its links go in from there.
-    if (links && depth !== undefined && depth < page.depth && o.maxDiscoveryDepth !== undefined && depth < o.maxDiscoveryDepth) {
-      await this.#admitAndSend(db, crawl.id, links, depth + 1, key);
-    }
+    // Links are kept (crawl_pages.links) only where depth can be corrected later: with maxDiscoveryDepth.
+    return {
+      kind: 'record',
+      result: { status: 'done', document, credits, links },
+      follow: follow && links !== undefined,
+      keepLinks: o.maxDiscoveryDepth !== undefined,
+    };
   }
 
-  async #resendChildren(crawlId: string, key: string): Promise<void> {
-    const { rows } = await this.#d.db.query<{ key: string }>(
-      `SELECT url_key AS key FROM crawl_pages WHERE crawl_id = $1 AND parent_key = $2 AND status = 'queued'`,
-      [crawlId, key],
-    );
-    await this.#send(crawlId, rows);
+  // UrlScope per crawl (compiled regexes), kept while the crawl row is.
+  readonly #scopes = new Map<string, UrlScope>();
+  #scopeOf(crawl: CrawlRow): UrlScope {
+    let s = this.#scopes.get(crawl.id);
+    if (!s) {
+      if (this.#scopes.size > 1000) this.#scopes.clear();
+      this.#scopes.set(crawl.id, (s = scopeOf(crawl)));
+    }
+    return s;
   }
 
   /**
-   * Records a page's outcome once (only a queued page changes); a done page is charged and
-   * counted in the same statement. Resolves to the page's depth when this call recorded it.
+   * Queues the page events of recorded pages, then clears their event_pending mark (set by the
+   * record statement), so a process that dies in between leaves them for resendPageEvents.
    */
-  async #record(
-    db: Queryable,
-    crawl: CrawlRow,
-    key: string,
-    r: { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] } | { status: 'failed' | 'blocked'; error: string; code: string },
-  ): Promise<number | undefined> {
-    const done = r.status === 'done';
-    const credits = done ? r.credits : 0;
-    const { rows } = await db.query<{ depth: number }>(
-      `WITH page AS (
-         UPDATE crawl_pages SET status = $3, document = $4::jsonb, error = $5, code = $6, links = $10::jsonb, updated_at = clock_timestamp()
-         WHERE crawl_id = $1 AND url_key = $2 AND status = 'queued' RETURNING depth
-       ), charge AS (
-         INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT $7, $8, $1, $9 FROM page WHERE $9 > 0
-       ), job AS (
-         UPDATE jobs SET credits = credits + $9, updated_at = clock_timestamp() WHERE id = $1 AND $9 > 0 AND EXISTS (SELECT 1 FROM page)
-       ), crawl AS (
-         UPDATE crawls SET completed = completed + (CASE WHEN $3 = 'done' THEN 1 ELSE 0 END), credits_used = credits_used + $9
-         WHERE id = $1 AND EXISTS (SELECT 1 FROM page)
-       )
-       SELECT depth FROM page`,
-      [
-        crawl.id,
-        key,
-        r.status,
-        done ? JSON.stringify(r.document, jsonbSafe) : null,
-        done ? null : r.error,
-        done ? null : r.code,
-        crawl.teamId,
-        crawl.apiKeyId,
-        credits,
-        done && r.links ? JSON.stringify(r.links) : null,
-      ],
+  async #sendPageEvents(events: { crawl: Pick<CrawlRow, 'id' | 'webhook'>; keys: string[] }[]): Promise<void> {
+    const sent: { c: string; k: string }[] = [];
+    for (const { crawl, keys } of events) {
+      if (!crawl.webhook || !wantsEvent(crawl.webhook, 'page')) continue;
+      if (await enqueueCrawlEvents(this.#d.queue, this.#d.log, crawl, 'page', keys)) for (const k of keys) sent.push({ c: crawl.id, k });
+    }
+    if (sent.length === 0) return;
+    await this.#d.db.query(
+      `UPDATE crawl_pages p SET event_pending = false FROM unnest($1::uuid[], $2::text[]) AS t(c, k)
+       WHERE p.crawl_id = t.c AND p.url_key = t.k AND p.event_pending`,
+      [sent.map((s) => s.c), sent.map((s) => s.k)],
     );
-    if (rows[0] && r.status !== 'blocked') await this.#event(crawl, 'page', key);
-    return rows[0]?.depth;
+  }
+
+  /** Page events left unqueued (a process died between a record and its events) for a minute or more: queued now (the frontier, every minute). */
+  async resendPageEvents(): Promise<void> {
+    const { rows } = await this.#d.db.query<{ crawlId: string; key: string; webhook: WebhookSpec | null }>(
+      `SELECT p.crawl_id AS "crawlId", p.url_key AS key, c.webhook FROM crawl_pages p JOIN crawls c ON c.id = p.crawl_id
+       WHERE p.event_pending AND p.updated_at < clock_timestamp() - interval '1 minute' ORDER BY p.updated_at LIMIT 1000`,
+    );
+    const byCrawl = new Map<string, { crawl: { id: string; webhook: WebhookSpec | null }; keys: string[] }>();
+    for (const r of rows) {
+      const e = byCrawl.get(r.crawlId) ?? { crawl: { id: r.crawlId, webhook: r.webhook }, keys: [] };
+      e.keys.push(r.key);
+      byCrawl.set(r.crawlId, e);
+    }
+    await this.#sendPageEvents([...byCrawl.values()]);
+  }
+
+  /**
+   * Records a batch of outcomes: the children of each page first (per crawl, one admission), so a
+   * crawl's queued count never drops to zero while work remains; then every page in one statement
+   * that only changes queued pages (a page recorded already, by an earlier run, stays as it is),
+   * charges done pages and counts them on their crawls (ended: the crawl may end); then the pages'
+   * webhook events, links of pages found at a smaller depth while they were scraped, and the end
+   * of the crawls whose every page is recorded.
+   */
+  async settle(items: Settled[]): Promise<void> {
+    if (items.length === 0) return;
+    const children = new Map<string, Candidate[]>();
+    for (const it of items) {
+      if (it.result.status !== 'done' || !it.follow || !it.result.links?.length) continue;
+      const list = children.get(it.crawl.id) ?? [];
+      for (const l of it.result.links) list.push({ ...l, depth: it.page.depth + 1, parentKey: it.page.key });
+      children.set(it.crawl.id, list);
+    }
+    for (const [crawlId, list] of children) await this.#admit(crawlId, list);
+    const rows = items.map(({ crawl, page, result: r, keepLinks }) => {
+      const done = r.status === 'done';
+      return {
+        c: crawl.id,
+        k: page.key,
+        s: r.status,
+        d: done ? r.document : null,
+        e: done ? null : r.error,
+        x: done ? null : r.code,
+        l: done && r.links && keepLinks ? r.links : null,
+        n: done ? r.credits : 0,
+        t: crawl.teamId,
+        a: crawl.apiKeyId,
+        w: r.status !== 'blocked' && crawl.webhook !== null && wantsEvent(crawl.webhook, 'page'),
+      };
+    });
+    const { rows: recorded } = await this.#d.db.query<{ crawlId: string; key: string; depth: number; status: string; seeding: boolean; ended: number; total: number }>(
+      `WITH r AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(c uuid, k text, s text, d jsonb, e text, x text, l jsonb, n int, t uuid, a uuid, w boolean)
+       ), page AS (
+         UPDATE crawl_pages p SET status = r.s, document = r.d, error = r.e, code = r.x, links = r.l, lease_until = NULL, event_pending = r.w,
+           updated_at = clock_timestamp()
+         FROM r WHERE p.crawl_id = r.c AND p.url_key = r.k AND p.status = 'queued'
+           -- lets the planner find the rows through the (crawl_id, url_key) index
+           AND p.crawl_id = ANY($2::uuid[]) AND p.url_key = ANY($3::text[])
+         RETURNING p.crawl_id, p.url_key, p.depth, p.status, r.n, r.t, r.a
+       ), charge AS (
+         INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT t, a, crawl_id, n FROM page WHERE n > 0
+       ), per AS (
+         SELECT crawl_id, count(*)::int AS ended, count(*) FILTER (WHERE status = 'done')::int AS done, COALESCE(sum(n), 0)::int AS credits FROM page GROUP BY crawl_id
+       ), job AS (
+         UPDATE jobs j SET credits = j.credits + per.credits, updated_at = clock_timestamp() FROM per WHERE j.id = per.crawl_id AND per.credits > 0
+       ), crawl AS (
+         UPDATE crawls c SET completed = c.completed + per.done, credits_used = c.credits_used + per.credits, ended = c.ended + per.ended
+         FROM per WHERE c.id = per.crawl_id RETURNING c.id, c.seeding, c.ended, c.total
+       )
+       SELECT page.crawl_id AS "crawlId", page.url_key AS key, page.depth, page.status, crawl.seeding, crawl.ended, crawl.total
+       FROM page JOIN crawl ON crawl.id = page.crawl_id`,
+      [JSON.stringify(rows, jsonbSafe), [...new Set(rows.map((r) => r.c))], rows.map((r) => r.k)],
+    );
+    const byKey = new Map(items.map((it) => [`${it.crawl.id}\0${it.page.key}`, it]));
+    const events = new Map<string, { crawl: CrawlRow; keys: string[] }>();
+    const ending = new Set<string>();
+    for (const r of recorded) {
+      const it = byKey.get(`${r.crawlId}\0${r.key}`);
+      if (!it) continue;
+      if (r.status !== 'blocked') {
+        const e = events.get(r.crawlId) ?? { crawl: it.crawl, keys: [] };
+        e.keys.push(r.key);
+        events.set(r.crawlId, e);
+      }
+      if (!r.seeding && r.ended >= r.total) ending.add(r.crawlId);
+    }
+    await this.#sendPageEvents([...events.values()]);
+    // Found at a smaller depth while it was being scraped: its links go in from there.
+    for (const r of recorded) {
+      const it = byKey.get(`${r.crawlId}\0${r.key}`);
+      const max = it?.crawl.options.maxDiscoveryDepth;
+      if (!it || it.result.status !== 'done' || !it.result.links || max === undefined) continue;
+      if (r.depth < it.page.depth && r.depth < max) {
+        await this.#admit(r.crawlId, it.result.links.map((l) => ({ ...l, depth: r.depth + 1, parentKey: r.key })));
+        ending.delete(r.crawlId);
+        ending.add(r.crawlId);
+      }
+    }
+    for (const id of ending) await this.#finishIfDone(id);
   }
 }
 
@@ -740,22 +872,32 @@ function jsonbSafe(_key: string, value: unknown): unknown {
   return s.isWellFormed() ? s : s.toWellFormed();
 }
 
-/** Crawl page, seed and sweep handlers, scraping with the process's shared engines. */
-export async function registerCrawlJobs({ queue, db, config, log, stack }: JobContext): Promise<void> {
-  await queue.createQueue(PAGE_QUEUE, { retryLimit: PAGE_RETRIES, retryDelay: 2 });
-  await queue.createQueue(SEED_QUEUE, { retryLimit: PAGE_RETRIES, retryDelay: 2 });
+/** Crawl seed and sweep handlers, and this process's frontier (crawl pages), scraping with the process's shared engines. */
+export async function registerCrawlJobs({ queue, db, config, log, stack, onStop }: JobContext): Promise<void> {
+  await queue.createQueue(SEED_QUEUE, { retryLimit: SEED_RETRIES, retryDelay: 2 });
   await queue.createQueue(SWEEP_QUEUE, { retryLimit: 1 });
   await queue.schedule(SWEEP_QUEUE, '41 * * * *');
   const { scraper, robots, sitemaps } = stack;
   const { hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds } = config;
   const politeness = new Politeness({ db, robots, hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds });
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness });
-  await queue.work<PageJob>(PAGE_QUEUE, (job) => crawler.page(job));
+  const cache = new PageCacheBatcher(db);
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness, cache });
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
   await queue.work(SWEEP_QUEUE, async () => {
     await deleteExpiredCrawls(db);
     await deleteExpiredIdempotencyKeys(db);
   });
+  if (queue.workers > 0) {
+    const frontier = new Frontier({ db, crawler, log, concurrency: config.crawlConcurrency });
+    await frontier.start();
+    // Stopped with the queue (before it closes: page events go through it).
+    const stop = async (graceful: boolean, deadline: number) => {
+      await frontier.stop(graceful, deadline);
+      await cache.flush().catch((err: unknown) => log.warn({ err }, 'could not write the page cache'));
+    };
+    queue.beforeStop(stop);
+    onStop?.(() => stop(false, Date.now()));
+  }
 }
 
 const SWEEP_QUEUE = 'sweep-crawls';

@@ -9,8 +9,8 @@
 //   ignoreRobotsTxt. The shared state is one row per host in `host_politeness` (next_at: the
 //   earliest time the next request may start), and a start is reserved by one atomic upsert:
 //     INSERT … ON CONFLICT (host) DO UPDATE SET next_at = GREATEST(next_at, now) + interval
-//   so two processes never get the same slot. A crawl's own `delay` is applied separately, by the
-//   queue (crawls.next_start_at → startAfter), so a crawl's pages are max(delay, interval) apart
+//   so two processes never get the same slot. A crawl's own `delay` is applied separately, at
+//   admission (crawls.next_start_at → crawl_pages.available_at), so a crawl's pages are max(delay, interval) apart
 //   while another crawl's `delay` never slows this one.
 // - Requests at once (GLEANER_HOST_MAX_CONCURRENCY, default 8; 0: no cap): a counting semaphore
 //   per host in each process. N processes may have N × cap requests to a host in flight: a
@@ -18,11 +18,11 @@
 //   leak slots when a process dies, while the start interval above is what bounds the request
 //   rate across processes.
 //
-// Waiting never pins a queue worker for long: a turn whose start is at most maxSleepMs (3 s) away
+// Waiting never pins a frontier slot for long: a turn whose start is at most maxSleepMs (3 s) away
 // is slept (holding the host's concurrency slot, so the request starts on time); a later one is
-// handed back to the queue: the crawler finishes the job and sends the page again with
-// startAfter a little before the reserved start and the reservation in the job data, and the new
-// run sleeps the rest and goes (a run that comes too late reserves again: a lost slot only spaces
+// handed back to the frontier (src/crawl/frontier.ts): the page's lease is released, the page is
+// available again (`startAfter`) a little before the reserved start and keeps the reservation
+// (crawl_pages.slot), and the run that claims it then sleeps the rest and goes (a run that comes too late reserves again: a lost slot only spaces
 // requests further). Starts are reserved at most horizonMs (30 s) ahead; a page whose host is
 // booked beyond that is sent back without a reservation, to a random time within the next
 // horizon, so a cancelled crawl leaves at most horizonMs of reserved time behind it and waiting
@@ -30,8 +30,8 @@
 // sent back too (1–2 s later). The crawler re-reads the crawl's status after any wait, so a cancel
 // still stops new pages at once.
 //
-// Times of reservations are the database's clock (clock_timestamp()), as are the queue's
-// startAfter comparisons; local sleeps use the difference the same statement reported.
+// Times of reservations are the database's clock (clock_timestamp()), as are the frontier's
+// available_at comparisons; local sleeps use the difference the same statement reported.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../store/db.ts';
 import type { RobotsTxt } from './robots.ts';
@@ -50,7 +50,7 @@ export interface PolitenessOptions {
   maxSleepMs?: number;
   /** How far ahead a start may be reserved. Default 30000. */
   horizonMs?: number;
-  /** A page sent back with a reservation is due this long before it (queue pick-up latency). Default 2000. */
+  /** A page put back with a reservation is due this long before it (pick-up latency). Default 2000. */
   leadMs?: number;
 }
 
@@ -72,7 +72,7 @@ export interface Go {
   release(): void;
 }
 
-/** Not now: send the page again to start after `startAfter`, with `slot` (if any) in its data. */
+/** Not now: put the page back until `startAfter`, keeping `slot` (if any) for its next run. */
 export interface Later {
   go: false;
   startAfter: Date;

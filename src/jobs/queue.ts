@@ -182,6 +182,7 @@ export class JobQueue {
   #boss: PgBoss | undefined;
   #listener: { close(): Promise<void> } | undefined;
   #stopping: Promise<void> | undefined;
+  readonly #beforeStop: ((graceful: boolean, deadline: number) => Promise<void>)[] = [];
 
   constructor(opts: JobQueueOptions) {
     if (opts.db.kind === 'postgres' && !opts.databaseUrl) throw new Error('JobQueue on Postgres needs databaseUrl');
@@ -347,9 +348,17 @@ export class JobQueue {
     return this.#stopping;
   }
 
+  /** Runs `fn` when the queue starts stopping, beside its own workers (work outside pg-boss that sends jobs: the crawl frontier). */
+  beforeStop(fn: (graceful: boolean, deadline: number) => Promise<void>): void {
+    this.#beforeStop.push(fn);
+  }
+
   async #stop(graceful: boolean, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    await Promise.all([...this.#pumps.values()].map((p) => p.stop(graceful, deadline)));
+    await Promise.all([
+      ...[...this.#pumps.values()].map((p) => p.stop(graceful, deadline)),
+      ...this.#beforeStop.map((fn) => fn(graceful, deadline).catch((err: unknown) => this.#opts.log.warn({ err }, 'job queue: stop hook failed'))),
+    ]);
     await this.#listener?.close().catch(() => undefined);
     await this.#boss?.stop({ graceful, close: true, timeout: Math.max(1000, deadline - Date.now()) });
   }

@@ -96,6 +96,24 @@ export async function enqueueCrawlEvent(
   }
 }
 
+/** enqueueCrawlEvent for several pages of a crawl (page events) in one insert. Never throws; false when they could not be queued. */
+export async function enqueueCrawlEvents(queue: JobQueue, log: Log, crawl: { id: string; webhook: WebhookSpec | null }, event: CrawlEvent, keys: string[]): Promise<boolean> {
+  if (!crawl.webhook || !wantsEvent(crawl.webhook, event) || keys.length === 0) return true;
+  try {
+    await queue.sendMany<DeliveryJob>(
+      WEBHOOK_QUEUE,
+      keys.map((key) => {
+        const webhookId = uuidOf(crawl.id, event, key);
+        return { data: { crawlId: crawl.id, event, webhookId, attempt: 1, key }, options: { id: uuidOf(webhookId, '1') } };
+      }),
+    );
+    return true;
+  } catch (err) {
+    log.warn({ err, crawlId: crawl.id, event }, 'webhook: events not queued');
+    return false;
+  }
+}
+
 /** HMAC-SHA256 of the raw body under the secret, as sent in X-Firecrawl-Signature. */
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;

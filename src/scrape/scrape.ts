@@ -9,7 +9,7 @@ import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
 import type { Db } from '../store/db.ts';
 import { updateJob } from '../store/jobs.ts';
-import { type CachedPage, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';
+import { type CachedPage, type PageCacheBatcher, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';
 import { storeFile } from '../store/files.ts';
 import { readProfile, saveProfile } from '../store/profiles.ts';
 import type { Caller } from '../store/teams.ts';
@@ -52,6 +52,8 @@ export interface ScrapeDeps {
 export interface ScrapeContext {
   /** Base of the URLs of stored screenshots and PDFs (PUBLIC_URL, or the request's own origin). */
   publicUrl: string;
+  /** Page-cache access gathered with other scrapes' (crawl pages: src/store/pages.ts PageCacheBatcher); default: one statement each. */
+  cache?: Pick<PageCacheBatcher, 'read' | 'write'>;
 }
 
 export interface ScrapeOutcome {
@@ -156,7 +158,7 @@ export class Scraper {
       slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
         throw new ScrapeTimeoutError(req.timeout, req.url);
       });
-      const source = await this.#obtain(req, plan, caller, jobId, deadline);
+      const source = await this.#obtain(req, plan, caller, jobId, deadline, ctx.cache);
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
       const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
@@ -171,7 +173,7 @@ export class Scraper {
     }
   }
 
-  async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, deadline: AbortSignal): Promise<Source> {
+  async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, deadline: AbortSignal, batch?: ScrapeContext['cache']): Promise<Source> {
     const { db } = this.#d;
     const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
     // Caller headers make the page the caller's own; screenshots, actions and profiles need a
@@ -179,7 +181,7 @@ export class Scraper {
     const personalised = Boolean(req.headers && Object.keys(req.headers).length);
     const needsSession = Boolean(plan.formats.screenshot || plan.formats.branding || req.actions?.length || req.profile);
     if (!personalised && !needsSession) {
-      const cached = await readCachedPage(db, key, plan.cache);
+      const cached = await (batch ? batch.read(key, plan.cache) : readCachedPage(db, key, plan.cache));
       const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
       if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) {
         // The cache is shared by every fragment of a URL: this request's own fragment goes on the
@@ -200,7 +202,9 @@ export class Scraper {
     if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300) {
       // Stored without fragments: another request for the same page must not inherit this one's.
       const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
-      await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+      // Batched: not waited for (the copy is written within a few ms, with the next ones).
+      if (batch) batch.write(key, stored).catch((err: unknown) => this.#d.log.warn({ err }, 'could not write the page cache'));
+      else await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
     }
     return fresh;
   }

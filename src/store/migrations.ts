@@ -271,6 +271,31 @@ export const migrations: Migration[] = [
     `,
   },
   {
+    id: 9,
+    name: 'crawl frontier: pages claimed from crawl_pages by lease',
+    sql: `
+      -- The frontier is the page queue (src/crawl/frontier.ts): a queued page is claimed by one
+      -- process for lease_until (renewed while it runs; NULL or past: claimable), not before
+      -- available_at (a crawl's delay, a politeness turn, a retry), at most a few attempts.
+      ALTER TABLE crawl_pages
+        ADD COLUMN available_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        ADD COLUMN lease_until timestamptz,
+        ADD COLUMN attempts integer NOT NULL DEFAULT 0,
+        -- a request start reserved for the page by per-host politeness (src/crawl/politeness.ts)
+        ADD COLUMN slot timestamptz,
+        -- recorded, its webhook page event not queued yet (queued again after a crash)
+        ADD COLUMN event_pending boolean NOT NULL DEFAULT false;
+      CREATE INDEX crawl_pages_event_pending ON crawl_pages (updated_at) WHERE event_pending;
+      CREATE INDEX crawl_pages_claim ON crawl_pages (available_at, seq) WHERE status = 'queued';
+      -- Room on each heap page for the claim's and the renewals' new row versions (HOT updates:
+      -- no new index entries).
+      ALTER TABLE crawl_pages SET (fillfactor = 70);
+      -- Pages recorded (done, failed or blocked): the crawl may end when ended = total.
+      ALTER TABLE crawls ADD COLUMN ended integer NOT NULL DEFAULT 0;
+      UPDATE crawls c SET ended = (SELECT count(*) FROM crawl_pages p WHERE p.crawl_id = c.id AND p.status <> 'queued');
+    `,
+  },
+  {
     id: 10,
     name: 'scrape results as JSON text',
     sql: `

@@ -7,7 +7,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../src/config.ts';
 import { urlKey } from '../../src/crawl/url.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, newTestKey, startTestService, testEnv } from '../helpers/service.ts';
@@ -135,8 +134,7 @@ describe('crawl durability', () => {
       const svc: TestService = await startTestService({ store: 'postgres', env: { GLEANER_WORKERS: '0' } });
       cleanups.push(() => svc.destroy());
       const api = client(svc.url, svc.key);
-      const { queueSchema } = loadConfig(svc.env);
-      const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
+      const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_CRAWL_CONCURRENCY: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
       const [victim, survivor] = [spawnNode('src/worker.ts', workerEnv), spawnNode('src/worker.ts', workerEnv)];
       await Promise.all([waitForLine(victim, 'gleaner worker ready'), waitForLine(survivor, 'gleaner worker ready')]);
 
@@ -147,12 +145,14 @@ describe('crawl durability', () => {
       victim.child.kill('SIGKILL');
       const killedAt = new Date();
       await victim.exit;
-      // Pages the victim held: started before the kill and still active well after the survivor's
-      // own (300 ms) pages of that moment ended.
+      // Pages the victim held: leased before the kill (their lease ends within one lease of it:
+      // the survivor's claims and renewals after the kill end later) and still queued well after
+      // the survivor's own (300 ms) pages of that moment ended.
       await sleep(2000);
       const { rows: held } = await svc.db.query<{ id: string }>(
-        `SELECT id FROM ${queueSchema}.job WHERE name = 'crawl-page' AND state = 'active' AND started_on < $1`,
-        [killedAt],
+        `SELECT id FROM crawl_pages WHERE crawl_id = $1 AND status = 'queued' AND lease_until > clock_timestamp()
+           AND lease_until <= $2::timestamptz + interval '30 seconds'`,
+        [id, killedAt],
       );
       assert.ok(held.length > 0, 'the killed worker was running pages');
       assert.ok((await statusOf(api, id)).status === 'scraping', 'killed mid-crawl');

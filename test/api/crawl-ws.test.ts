@@ -271,12 +271,12 @@ for (const store of storeKinds) {
 
     test('pages finishing out of admission order are each sent once', async () => {
       // A finished one-page crawl made to look running, with two more pages recorded by hand
-      // (no queue job exists for them): the later page finishes first.
+      // (never due, so no worker claims them): the later page finishes first.
       const id = await start({ url: `${main}/generated/1?total=5`, sitemap: 'skip', limit: 1 });
       await finish(id);
       await svc.db.query(`UPDATE crawls SET status = 'scraping', completed_at = NULL WHERE id = $1`, [id]);
       const addPage = (n: number) =>
-        svc.db.query(`INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status) VALUES ($1, $2, $2, 1, 'queued')`, [id, `${main}/manual/${n}`]);
+        svc.db.query(`INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status, available_at) VALUES ($1, $2, $2, 1, 'queued', 'infinity')`, [id, `${main}/manual/${n}`]);
       const done = (n: number) =>
         svc.db.query(`UPDATE crawl_pages SET status = 'done', document = $3::jsonb WHERE crawl_id = $1 AND url_key = $2`, [
           id,

@@ -8,6 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../../src/cli.ts';
+import { Crawler } from '../../src/crawl/crawler.ts';
+import type { JobQueue } from '../../src/jobs/queue.ts';
 import { listDeliveries, signBody } from '../../src/jobs/webhooks.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
@@ -162,6 +164,35 @@ for (const store of storeKinds) {
       assert.deepEqual(of(only).map((r) => r.body.type), ['crawl.completed']);
       assert.deepEqual(of(only)[0].body.metadata, {});
       assert.deepEqual(of(all).map((r) => r.body.type).sort(), ['crawl.completed', 'crawl.page', 'crawl.started']);
+    });
+
+    test('page events a dead process left unqueued are queued a minute later, once', async () => {
+      const id = await start({ url: `${main}/`, sitemap: 'skip', limit: 3, webhook: `${hook}/ok` });
+      assert.equal((await finish(id)).status, 'completed');
+      const pending = async () =>
+        (await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_pages WHERE crawl_id = $1 AND event_pending', [id])).rows[0].n;
+      assert.equal(await pending(), 0, 'every recorded page had its event queued');
+      // As if the process died between the record and the events: marked, recorded 2 minutes ago.
+      const { rows } = await svc.db.query<{ key: string }>(
+        `UPDATE crawl_pages SET event_pending = true, updated_at = clock_timestamp() - interval '2 minutes'
+         WHERE crawl_id = $1 AND status = 'done' RETURNING url_key AS key`,
+        [id],
+      );
+      assert.ok(rows.length >= 1);
+      const sent: { name: string; keys: string[] }[] = [];
+      const queue = {
+        async sendMany(name: string, jobs: { data: { key?: string } }[]) {
+          sent.push({ name, keys: jobs.map((j) => j.data.key!) });
+          return [];
+        },
+      } as unknown as JobQueue;
+      const crawler = new Crawler({ db: svc.db, queue, log: svc.app.log } as unknown as ConstructorParameters<typeof Crawler>[0]);
+      await crawler.resendPageEvents();
+      assert.deepEqual(sent.map((x) => x.name), ['webhook-delivery']);
+      assert.deepEqual(sent[0].keys.sort(), rows.map((r) => r.key).sort());
+      assert.equal(await pending(), 0);
+      await crawler.resendPageEvents();
+      assert.equal(sent.length, 1, 'nothing left to send');
     });
 
     test('cancel sends crawl.cancelled', async () => {

@@ -7,6 +7,7 @@ import { createJob, updateJob, getTeamJob } from '../../src/store/jobs.ts';
 import { migrate, migrations } from '../../src/store/migrations.ts';
 import { createApiKey, ensureTeam, findCallerByKey, hashKey } from '../../src/store/teams.ts';
 import { monthlyUsage, recordUsage } from '../../src/store/usage.ts';
+import { type CachedPage, PageCacheBatcher, readCachedPage } from '../../src/store/pages.ts';
 import { storeKinds, testEnv } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
@@ -71,6 +72,48 @@ for (const store of storeKinds) {
         assert.equal(months[0].total, 3, 'the failed transaction left nothing');
         assert.ok(months[0].month instanceof Date);
         assert.equal(months[0].month.getUTCDate(), 1);
+      } finally {
+        await db.close();
+        await cleanup();
+      }
+    });
+    test('the page cache batcher: gathered reads and writes, same windows as single reads', async () => {
+      const { env, cleanup } = await testEnv(store);
+      const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      try {
+        await migrate(db);
+        const cache = new PageCacheBatcher(db);
+        const page = (n: number, fetchedAt: Date): CachedPage => ({
+          url: `https://a.example/${n}`,
+          finalUrl: `https://a.example/${n}`,
+          statusCode: 200,
+          contentType: 'text/html',
+          headers: { 'x-n': String(n) },
+          body: Buffer.from(`<p>page ${n}</p>\0\xff`, 'latin1'),
+          fetchedAt,
+          engine: 'http',
+        });
+        const old = new Date(Date.now() - 60_000);
+        const now = new Date();
+        // Two writes of one key in a batch: the newer copy wins.
+        await Promise.all([cache.write('k1', page(1, old)), cache.write('k2', page(2, now)), cache.write('k1', page(11, now))]);
+        assert.equal((await readCachedPage(db, 'k1'))?.url, 'https://a.example/11');
+        const [a, b, c, d] = await Promise.all([
+          cache.read('k1', { maxAgeMs: 10_000, minAgeMs: 0 }),
+          cache.read('k2', { maxAgeMs: 10_000, minAgeMs: 0 }),
+          cache.read('missing', { maxAgeMs: 10_000, minAgeMs: 0 }),
+          cache.read('k2', { maxAgeMs: 10_000, minAgeMs: 5_000 }),
+        ]);
+        assert.deepEqual(a, await readCachedPage(db, 'k1', { maxAgeMs: 10_000, minAgeMs: 0 }));
+        assert.equal(b?.headers['x-n'], '2');
+        assert.ok(Buffer.isBuffer(b?.body));
+        assert.equal(b?.body.toString('latin1'), '<p>page 2</p>\0\xff');
+        assert.equal(c, undefined);
+        assert.equal(d, undefined, 'younger than minAge');
+        assert.equal(await cache.read('k2', { maxAgeMs: 0, minAgeMs: 0 }), undefined, 'maxAge 0 reads nothing');
+        // An older copy does not replace a newer one.
+        await cache.write('k2', page(22, old));
+        assert.equal((await readCachedPage(db, 'k2'))?.url, 'https://a.example/2');
       } finally {
         await db.close();
         await cleanup();

@@ -1,0 +1,372 @@
+// The crawl frontier is the page queue: crawl and batch-scrape pages are not jobs on pg-boss but
+// their crawl_pages rows (status 'queued'), claimed by a lease. Each process that runs jobs
+// (GLEANER_WORKERS > 0) has one Frontier, which keeps up to GLEANER_CRAWL_CONCURRENCY pages
+// running (all crawls together) and:
+// - claims up to its free slots in one statement: queued pages of crawls still `scraping`, due
+//   (available_at: now, or later for a crawl's `delay`, a politeness turn, a retry), not leased
+//   by a live process, oldest first, FOR UPDATE SKIP LOCKED so processes never take the same page;
+//   the claim sets lease_until (LEASE_MS ahead) and counts the attempt. When more than half its
+//   slots are busy it waits a few ms before claiming so one statement fills several slots.
+// - runs each page (Crawler.runPage: robots, credits, politeness, the scrape, links) and records
+//   outcomes in batches (Crawler.settle: collected for BATCH_MS or until BATCH_MAX: the children's
+//   admission per crawl, then one statement for every page, its charge and its crawl's counters;
+//   `ended = total` with seeding over ends the crawl); a page's record only changes a queued row,
+//   so a page run twice (a lease that expired under a slow run) is recorded once.
+// - renews the leases of the pages it holds every RENEW_MS in one statement; a process that dies
+//   (SIGKILL) stops renewing, and its pages are claimed again by any process LEASE_MS later. On
+//   PGlite only this process uses the data, so leases left by a previous process are cleared at
+//   start.
+// - a page whose run fails for an unexpected reason (database, shutdown) is put back for a retry
+//   2 s later; at MAX_ATTEMPTS claims it is recorded as failed (UNKNOWN_ERROR) so its crawl ends.
+// - a politeness turn far off (src/crawl/politeness.ts) puts the page back, unleased, until
+//   shortly before its reserved start (kept in crawl_pages.slot), without counting an attempt.
+// - polls every POLL_MS when idle, and is woken at once when this process admits pages (a crawl
+//   started, links found, a batch appended) or a slot frees.
+// - every minute, queues the webhook page events a dead process left unqueued (event_pending).
+// - on stop: claims nothing more, lets running pages finish until the deadline, aborts the rest
+//   and puts them back (unleased, attempt not counted), and records what finished.
+// maxConcurrency of a crawl is a per-process cap (the frontier claims nothing of a crawl at its
+// cap, and a semaphore holds the excess of one claim).
+import type { Db } from '../store/db.ts';
+import type { Log } from '../jobs/queue.ts';
+import { type ClaimedPage, type CrawlRow, type Crawler, type PageOutcome, type Settled, onAdmitted } from './crawler.ts';
+
+const LEASE_MS = 30_000;
+const RENEW_MS = 10_000;
+const POLL_MS = 200;
+const BATCH_MS = 20;
+const BATCH_MAX = 32;
+const MAX_ATTEMPTS = 3;
+const RETRY_DELAY_MS = 2000;
+/** A crawl's status read for a page after a wait is at most this old. */
+const STATUS_TTL_MS = 250;
+
+export interface FrontierOptions {
+  db: Db;
+  crawler: Crawler;
+  log: Log;
+  /** Pages running at once in this process. */
+  concurrency: number;
+  leaseMs?: number;
+  renewMs?: number;
+  pollMs?: number;
+}
+
+interface Held {
+  page: ClaimedPage;
+  controller: AbortController;
+}
+
+interface PutBack {
+  page: ClaimedPage;
+  /** When it may be claimed again (null: now). */
+  at: Date | null;
+  /** The politeness reservation to keep with it. */
+  slot?: string | null;
+  /** The claim does not count as an attempt. */
+  refund: boolean;
+}
+
+const idOf = (p: { crawlId: string; key: string }) => `${p.crawlId}\0${p.key}`;
+
+export class Frontier {
+  readonly #o: Required<FrontierOptions>;
+  #inflight = 0;
+  /** Pages this process holds a lease on: running or waiting to be recorded. */
+  readonly #held = new Map<string, Held>();
+  #pending: Settled[] = [];
+  #flushing: Promise<void> | undefined;
+  #flushTimer: NodeJS.Timeout | undefined;
+  readonly #crawls = new Map<string, CrawlRow>();
+  readonly #status = new Map<string, { at: number; running: Promise<boolean> }>();
+  #quota = { at: 0, teams: new Set<string>(), known: new Set<string>() };
+  #stopping = false;
+  #stopped: Promise<void> | undefined;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #woken = false;
+  #renewTimer: NodeJS.Timeout | undefined;
+  #eventsTimer: NodeJS.Timeout | undefined;
+  #offAdmitted: (() => void) | undefined;
+  #idle: (() => void) | undefined;
+
+  constructor(opts: FrontierOptions) {
+    this.#o = { leaseMs: LEASE_MS, renewMs: RENEW_MS, pollMs: POLL_MS, ...opts };
+  }
+
+  async start(): Promise<void> {
+    const { db } = this.#o;
+    if (db.kind === 'pglite') {
+      await db.query(`UPDATE crawl_pages SET lease_until = NULL WHERE status = 'queued' AND lease_until IS NOT NULL`);
+    }
+    this.#offAdmitted = onAdmitted(() => this.wake());
+    this.#renewTimer = setInterval(() => void this.#renew(), this.#o.renewMs);
+    this.#renewTimer.unref();
+    // Page events a dead process left unqueued (Crawler.resendPageEvents).
+    this.#eventsTimer = setInterval(() => {
+      this.#o.crawler.resendPageEvents().catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not queue pending page events'));
+    }, 60_000);
+    this.#eventsTimer.unref();
+    this.#loop = this.#run();
+  }
+
+  /** Claim now (pages were admitted, a slot freed). */
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  async #pause(ms: number): Promise<void> {
+    if (this.#woken || this.#stopping) {
+      this.#woken = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = undefined;
+    this.#woken = false;
+  }
+
+  async #run(): Promise<void> {
+    const { concurrency, log } = this.#o;
+    while (!this.#stopping) {
+      // Busy: let a few more slots free so one claim fills them.
+      if (this.#inflight > concurrency / 2 && this.#inflight < concurrency) await new Promise((r) => setTimeout(r, BATCH_MS));
+      const free = concurrency - this.#inflight;
+      if (free <= 0) {
+        await this.#pause(this.#o.pollMs);
+        continue;
+      }
+      let claimed: number;
+      try {
+        claimed = await this.#claim(free);
+      } catch (err) {
+        if (this.#stopping) break;
+        log.warn({ err }, 'crawl frontier: claim failed');
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (claimed < free) await this.#pause(this.#o.pollMs);
+    }
+  }
+
+  /** Claims up to `n` due pages and starts them; resolves to how many. */
+  async #claim(n: number): Promise<number> {
+    const { db, crawler, leaseMs } = this.#o;
+    // Crawls at their maxConcurrency in this process get nothing more now.
+    const full = [...this.#crawls.values()].filter((c) => c.options.maxConcurrency && crawler.runningOf(c.id) >= c.options.maxConcurrency).map((c) => c.id);
+    const { rows } = await db.query<ClaimedPage>(
+      `WITH s AS (
+         SELECT p.crawl_id, p.url_key FROM crawl_pages p JOIN crawls c ON c.id = p.crawl_id
+         WHERE p.status = 'queued' AND p.available_at <= clock_timestamp() AND (p.lease_until IS NULL OR p.lease_until < clock_timestamp())
+           AND c.status = 'scraping' AND NOT (p.crawl_id = ANY($3::uuid[]))
+         ORDER BY p.available_at, p.seq LIMIT $1
+         FOR UPDATE OF p SKIP LOCKED
+       )
+       UPDATE crawl_pages p SET lease_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = p.attempts + 1
+       FROM s WHERE p.crawl_id = s.crawl_id AND p.url_key = s.url_key
+       RETURNING p.crawl_id AS "crawlId", p.url_key AS key, p.url, p.depth, p.attempts, p.slot`,
+      [n, leaseMs, full],
+    );
+    if (rows.length === 0) return 0;
+    for (const r of rows) this.#held.set(idOf(r), { page: r, controller: new AbortController() });
+    try {
+      const missing = [...new Set(rows.map((r) => r.crawlId))].filter((id) => !this.#crawls.has(id));
+      if (missing.length) {
+        if (this.#crawls.size > 1000) this.#crawls.clear();
+        for (const c of await crawler.crawlsById(missing)) this.#crawls.set(c.id, c);
+      }
+      const now = Date.now();
+      for (const r of rows) this.#status.set(r.crawlId, { at: now, running: Promise.resolve(true) });
+      const quota = await this.#teamsWithQuota([...new Set(rows.map((r) => this.#crawls.get(r.crawlId)?.teamId).filter((t) => t !== undefined))]);
+      for (const page of rows) {
+        const crawl = this.#crawls.get(page.crawlId);
+        if (!crawl) {
+          this.#held.delete(idOf(page));
+          continue;
+        }
+        this.#startPage(crawl, page, quota.has(crawl.teamId));
+      }
+    } catch (err) {
+      // Not started: back to the frontier (the claim does not count).
+      const left = rows.filter((r) => this.#held.has(idOf(r)) && !this.#running.has(idOf(r)));
+      await this.#putBack(left.map((page) => ({ page, at: null, refund: true }))).catch(() => undefined);
+      throw err;
+    }
+    return rows.length;
+  }
+
+  readonly #running = new Set<string>();
+
+  /** Teams among these with a credit quota (read at most once a second). */
+  async #teamsWithQuota(teams: string[]): Promise<Set<string>> {
+    const q = this.#quota;
+    if (Date.now() - q.at > 1000) {
+      q.at = Date.now();
+      q.known.clear();
+      q.teams.clear();
+    }
+    const unknown = teams.filter((t) => !q.known.has(t));
+    if (unknown.length) {
+      const { rows } = await this.#o.db.query<{ id: string }>('SELECT id FROM teams WHERE id = ANY($1::uuid[]) AND credit_quota IS NOT NULL', [unknown]);
+      for (const t of unknown) q.known.add(t);
+      for (const r of rows) q.teams.add(r.id);
+    }
+    return q.teams;
+  }
+
+  /** Whether the crawl is still `scraping` (re-read when the last answer is older than STATUS_TTL_MS). */
+  #stillRunning(id: string): Promise<boolean> {
+    const s = this.#status.get(id);
+    if (s && Date.now() - s.at < STATUS_TTL_MS) return s.running;
+    const running = this.#o.crawler.scraping([id]).then(
+      (ids) => ids.has(id),
+      () => true,
+    );
+    this.#status.set(id, { at: Date.now(), running });
+    return running;
+  }
+
+  #startPage(crawl: CrawlRow, page: ClaimedPage, checkCredits: boolean): void {
+    const id = idOf(page);
+    const held = this.#held.get(id)!;
+    this.#inflight++;
+    this.#running.add(id);
+    void (async () => {
+      let outcome: PageOutcome | undefined;
+      let putBack: PutBack | undefined;
+      try {
+        if (page.attempts > MAX_ATTEMPTS) {
+          outcome = { kind: 'record', result: { status: 'failed', error: `the page's run stopped ${MAX_ATTEMPTS} times without a result`, code: 'UNKNOWN_ERROR' } };
+        } else {
+          outcome = await this.#o.crawler.runPage(crawl, page, { signal: held.controller.signal, checkCredits, stillRunning: () => this.#stillRunning(crawl.id) });
+        }
+      } catch (err) {
+        if (held.controller.signal.aborted) putBack = { page, at: null, refund: true };
+        else if (page.attempts >= MAX_ATTEMPTS) {
+          outcome = { kind: 'record', result: { status: 'failed', error: (err as Error).message ?? String(err), code: 'UNKNOWN_ERROR' } };
+        } else {
+          this.#o.log.warn({ err, crawlId: page.crawlId, url: page.url }, 'crawl page failed; retrying');
+          putBack = { page, at: new Date(Date.now() + RETRY_DELAY_MS), refund: false };
+        }
+      } finally {
+        this.#inflight--;
+        this.#running.delete(id);
+      }
+      if (outcome?.kind === 'record') {
+        this.#pending.push({ crawl, page, result: outcome.result, follow: outcome.follow, keepLinks: outcome.keepLinks });
+        this.#scheduleFlush();
+      } else if (outcome?.kind === 'later') {
+        putBack = { page, at: outcome.availableAt, slot: outcome.slot ?? null, refund: true };
+      } else if (outcome?.kind === 'drop') {
+        putBack = { page, at: null, refund: true };
+      }
+      if (putBack) {
+        await this.#putBack([putBack]).catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not put a page back'));
+      }
+      this.#settled();
+      this.wake();
+    })();
+  }
+
+  #settled(): void {
+    if (this.#inflight === 0 && this.#pending.length === 0 && !this.#flushing) this.#idle?.();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushing) return;
+    if (this.#pending.length >= BATCH_MAX || this.#stopping) return this.#flush();
+    this.#flushTimer ??= setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.#flush();
+    }, BATCH_MS);
+  }
+
+  #flush(): void {
+    if (this.#flushing) return;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    const items = this.#pending.splice(0);
+    if (items.length === 0) return;
+    this.#flushing = (async () => {
+      try {
+        await this.#o.crawler.settle(items);
+        for (const it of items) this.#held.delete(idOf(it.page));
+      } catch (err) {
+        this.#o.log.warn({ err, pages: items.length }, 'crawl frontier: could not record pages; they will run again');
+        await this.#putBack(items.map((it) => ({ page: it.page, at: new Date(Date.now() + RETRY_DELAY_MS), refund: false }))).catch(() => undefined);
+      } finally {
+        this.#flushing = undefined;
+        if (this.#pending.length) this.#scheduleFlush();
+        this.#settled();
+      }
+    })();
+  }
+
+  /** Releases pages' leases (the page stays queued), optionally until a time and with a reservation. */
+  async #putBack(pages: PutBack[]): Promise<void> {
+    if (pages.length === 0) return;
+    for (const p of pages) this.#held.delete(idOf(p.page));
+    await this.#o.db.query(
+      `UPDATE crawl_pages p SET lease_until = NULL, available_at = COALESCE(t.at, clock_timestamp()),
+         attempts = CASE WHEN t.refund THEN GREATEST(p.attempts - 1, 0) ELSE p.attempts END,
+         slot = CASE WHEN t.keep THEN p.slot ELSE t.slot END
+       FROM jsonb_to_recordset($1::jsonb) AS t(c uuid, k text, at timestamptz, slot timestamptz, refund boolean, keep boolean)
+       WHERE p.crawl_id = t.c AND p.url_key = t.k AND p.status = 'queued'`,
+      [
+        JSON.stringify(
+          pages.map((p) => ({ c: p.page.crawlId, k: p.page.key, at: p.at?.toISOString() ?? null, slot: p.slot ?? null, refund: p.refund, keep: p.slot === undefined })),
+        ),
+      ],
+    );
+  }
+
+  async #renew(): Promise<void> {
+    const held = [...this.#held.values()].map((h) => h.page);
+    if (held.length === 0) return;
+    try {
+      await this.#o.db.query(
+        `UPDATE crawl_pages p SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+         FROM unnest($1::uuid[], $2::text[]) AS t(c, k) WHERE p.crawl_id = t.c AND p.url_key = t.k AND p.status = 'queued'`,
+        [held.map((p) => p.crawlId), held.map((p) => p.key), this.#o.leaseMs],
+      );
+    } catch (err) {
+      this.#o.log.warn({ err }, 'crawl frontier: could not renew leases');
+    }
+  }
+
+  /**
+   * Claims nothing more; running pages may finish until `deadline` (graceful), the rest are
+   * aborted and put back; finished pages are recorded. Idempotent.
+   */
+  stop(graceful: boolean, deadline: number): Promise<void> {
+    this.#stopped ??= (async () => {
+      this.#stopping = true;
+      this.#offAdmitted?.();
+      this.wake();
+      await this.#loop;
+      const idle = () =>
+        new Promise<void>((resolve) => {
+          this.#idle = resolve;
+          this.#settled();
+        });
+      const until = (ms: number) => Promise.race([idle(), new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref())]);
+      if (graceful) await until(deadline - Date.now());
+      for (const h of this.#held.values()) h.controller.abort(new Error('the process is stopping'));
+      await until(2000);
+      this.#flush();
+      await this.#flushing;
+      clearInterval(this.#renewTimer);
+      clearInterval(this.#eventsTimer);
+      const left = [...this.#held.values()].map((h) => ({ page: h.page, at: null, refund: true }));
+      await this.#putBack(left).catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not release leases'));
+    })();
+    return this.#stopped;
+  }
+}
