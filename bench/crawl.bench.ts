@@ -19,6 +19,9 @@
 // browser), sampled every 100 ms from /proc; the child's own VmHWM is reported beside it. Both
 // include the process's start-up (PGlite's initdb, Crawlee's modules); for Gleaner the RSS when
 // ready and the peak between the POST and completion are printed too.
+// Store: PGlite (the default) unless CRAWL_BENCH_DATABASE_URL names a Postgres database; then
+// Gleaner runs on it, in a schema of its own dropped afterwards (the scale-out setup: the process
+// holds no database, so its RSS is the crawler's own).
 // Knobs: CRAWL_BENCH_ONLY=gleaner|crawlee, CRAWL_BENCH_PROGRESS=1, GLEANER_BENCH_WORKERS,
 // GLEANER_BENCH_TEAM_CONCURRENCY, GLEANER_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
 //
@@ -30,7 +33,9 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pgClient from 'pg';
 import { request } from 'undici';
+import { loadConfig } from '../src/config.ts';
 import { startFixtureSite } from '../test/fixtures/site/index.ts';
 import { newTestKey } from '../test/helpers/service.ts';
 
@@ -152,6 +157,8 @@ async function cpuSeconds(pid: number): Promise<number> {
 
 async function gleaner(): Promise<Run> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gleaner-crawl-bench-'));
+  const pg = process.env.CRAWL_BENCH_DATABASE_URL;
+  const schema = `gleaner_bench_${Date.now().toString(36)}`;
   const key = newTestKey();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -160,6 +167,7 @@ async function gleaner(): Promise<Run> {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
+    ...(pg ? { DATABASE_URL: pg, DATABASE_SCHEMA: schema } : {}),
     GLEANER_ALLOW_PRIVATE_NETWORK: 'true',
     GLEANER_API_KEY: key,
     LOG_LEVEL: 'warn',
@@ -236,6 +244,15 @@ async function gleaner(): Promise<Run> {
     await exited(child);
     clearTimeout(t);
     await rm(dataDir, { recursive: true, force: true });
+    if (pg) {
+      const client = new pgClient.Client({ connectionString: pg });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${loadConfig({ DATABASE_URL: pg, DATABASE_SCHEMA: schema }).queueSchema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    }
   }
 }
 
@@ -275,7 +292,7 @@ const desc = (name: string, r: Run) =>
 
 try {
   const runs = { gleaner: [] as Run[], crawlee: [] as Run[] };
-  console.log(`site: ${PAGES} generated pages from ${startUrl}; ${ROUNDS} rounds, alternating order`);
+  console.log(`site: ${PAGES} generated pages from ${startUrl}; ${ROUNDS} rounds, alternating order; Gleaner on ${process.env.CRAWL_BENCH_DATABASE_URL ? 'Postgres' : 'PGlite'}`);
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? (['crawlee', 'gleaner'] as const) : (['gleaner', 'crawlee'] as const);
     for (const which of order.filter((w) => !process.env.CRAWL_BENCH_ONLY || w === process.env.CRAWL_BENCH_ONLY)) {
