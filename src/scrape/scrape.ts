@@ -22,13 +22,13 @@ import { DocumentError } from '../documents/errors.ts';
 import type { ParsePool } from '../documents/pool.ts';
 import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
 import type { LlmProvider } from '../llm/provider.ts';
-import { type AiPage, renderAiFormats, wantsAi } from './formats/ai.ts';
+import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
 import { trackChanges } from './formats/change-tracking.ts';
 import { type ScrapePlan, noFormats, planScrape } from './plan.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
 import { transformHtml } from './transform/index.ts';
-import { redactPII } from './transform/redact.ts';
+import { redactDocumentText } from './transform/redact.ts';
 
 export interface ScrapeDeps {
   db: Db;
@@ -387,12 +387,10 @@ export class Scraper {
     }
 
     if (doc.markdown !== undefined && req.redactPII) {
-      const how = req.redactPII === true ? true : req.redactPII;
-      const { text, counts } = redactPII(doc.markdown, how);
-      doc.markdown = text;
-      if (doc.pages) doc.pages = doc.pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, how).text }));
-      const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
-      if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
+      const r = redactDocumentText(doc.markdown, doc.pages, req.redactPII);
+      doc.markdown = r.markdown;
+      if (r.pages) doc.pages = r.pages;
+      if (r.warning) warnings.push(r.warning);
     }
     if (wantsAi(f)) {
       let ai;
@@ -407,12 +405,7 @@ export class Scraper {
         throw err;
       }
       if (doc.markdown !== undefined) doc.markdown = ai.markdown;
-      if (ai.json !== undefined) doc.json = ai.json;
-      if (ai.summary !== undefined) doc.summary = ai.summary;
-      if (ai.answer !== undefined) doc.answer = ai.answer;
-      if (ai.highlights !== undefined) doc.highlights = ai.highlights;
-      if (ai.product !== undefined) doc.product = ai.product;
-      if (ai.menu !== undefined) doc.menu = ai.menu;
+      assignAiOutput(doc, ai);
       warnings.push(...ai.warnings);
     }
     if (f.changeTracking) doc.changeTracking = await this.#trackChanges(f.changeTracking, doc, req, page, structured, usage, time.deadline, warnings);

@@ -12,12 +12,12 @@ import { DocumentError } from '../../documents/errors.ts';
 import { ParsePoolBusyError, type ParsePool } from '../../documents/pool.ts';
 import type { DocumentKind } from '../../documents/types.ts';
 import type { LlmProvider } from '../../llm/provider.ts';
-import { type AiPage, renderAiFormats, wantsAi } from '../../scrape/formats/ai.ts';
+import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from '../../scrape/formats/ai.ts';
 import { type FormatPlan, planFormats } from '../../scrape/plan.ts';
 import { selectorProblem } from '../../scrape/transform/clean.ts';
 import { decodeText } from '../../scrape/transform/decode.ts';
 import { transformHtml } from '../../scrape/transform/index.ts';
-import { redactPII } from '../../scrape/transform/redact.ts';
+import { redactDocumentText } from '../../scrape/transform/redact.ts';
 import type { Db } from '../../store/db.ts';
 import { updateJob } from '../../store/jobs.ts';
 import { finishScrape } from '../../store/pages.ts';
@@ -371,12 +371,10 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
     }
 
     if (opts.redactPII) {
-      const how = opts.redactPII === true ? true : opts.redactPII;
-      const { text, counts } = redactPII(markdown, how);
-      markdown = text;
-      if (doc.pages) doc.pages = doc.pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, how).text }));
-      const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
-      if (total) warnings.push(`redactPII replaced ${total} item(s) in markdown`);
+      const r = redactDocumentText(markdown, doc.pages, opts.redactPII);
+      markdown = r.markdown;
+      if (r.pages) doc.pages = r.pages;
+      if (r.warning) warnings.push(r.warning);
     }
     if (wantsAi(f)) {
       let ai;
@@ -391,12 +389,7 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
         throw err;
       }
       markdown = ai.markdown;
-      if (ai.json !== undefined) doc.json = ai.json;
-      if (ai.summary !== undefined) doc.summary = ai.summary;
-      if (ai.answer !== undefined) doc.answer = ai.answer;
-      if (ai.highlights !== undefined) doc.highlights = ai.highlights;
-      if (ai.product !== undefined) doc.product = ai.product;
-      if (ai.menu !== undefined) doc.menu = ai.menu;
+      assignAiOutput(doc, ai);
       warnings.push(...ai.warnings);
     }
     if (f.markdown) doc.markdown = markdown;

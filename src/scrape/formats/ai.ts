@@ -438,3 +438,13 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
   for (const w of slots) if (w) warnings.push(w);
   return out;
 }
+
+/** Puts the AI formats' outputs on a document (scrape and parse). */
+export function assignAiOutput(doc: { json?: unknown; summary?: string; answer?: string; highlights?: string; product?: Product; menu?: Menu }, ai: AiOutput): void {
+  if (ai.json !== undefined) doc.json = ai.json;
+  if (ai.summary !== undefined) doc.summary = ai.summary;
+  if (ai.answer !== undefined) doc.answer = ai.answer;
+  if (ai.highlights !== undefined) doc.highlights = ai.highlights;
+  if (ai.product !== undefined) doc.product = ai.product;
+  if (ai.menu !== undefined) doc.menu = ai.menu;
+}

@@ -853,3 +853,21 @@ export function redactPII(markdown: string, opts?: RedactOptions | true): Redact
   for (const r of urls) spans.push(...urlSpans(markdown, r, enabled, level));
   return apply(markdown, resolve(spans), style);
 }
+
+/**
+ * A document's markdown and per-page markdown redacted alike (scrape and parse); the warning
+ * counts what was replaced in the markdown, or is undefined when nothing was.
+ */
+export function redactDocumentText(
+  markdown: string,
+  pages: { pageNumber: number; markdown: string }[] | undefined,
+  opts: RedactOptions | true,
+): { markdown: string; pages?: { pageNumber: number; markdown: string }[]; warning?: string } {
+  const { text, counts } = redactPII(markdown, opts);
+  const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+  return {
+    markdown: text,
+    ...(pages ? { pages: pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, opts).text })) } : {}),
+    ...(total ? { warning: `redactPII replaced ${total} item(s) in markdown` } : {}),
+  };
+}
