@@ -7,6 +7,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
+import { vacuumEmbedded } from '../store/maintenance.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';
 import { registerExtractJobs } from './extract.ts';
 import type { ScrapeStack } from '../scrape/stack.ts';
@@ -36,8 +37,23 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
   await queue.schedule('sweep-files', '17 * * * *');
 }
 
+/**
+ * Embedded PGlite only: VACUUM (ANALYZE) every hour, after the sweeps (src/store/maintenance.ts
+ * says why). It holds PGlite's one session for its duration, on the database's own thread.
+ */
+async function vacuumPglite({ queue, db, log }: JobContext): Promise<void> {
+  if (db.kind !== 'pglite') return;
+  await queue.createQueue('vacuum-embedded', { retryLimit: 0 });
+  await queue.work('vacuum-embedded', async () => {
+    const started = Date.now();
+    await vacuumEmbedded(db);
+    log.info({ ms: Date.now() - started }, 'vacuumed the embedded database');
+  });
+  await queue.schedule('vacuum-embedded', '52 * * * *');
+}
+
 /** The features' registrations, in order. */
-export const jobRegistrations: JobRegistration[] = [sweepFiles, registerCrawlJobs, registerExtractJobs, registerWebhookJobs];
+export const jobRegistrations: JobRegistration[] = [sweepFiles, vacuumPglite, registerCrawlJobs, registerExtractJobs, registerWebhookJobs];
 
 /**
  * Runs every registration; resolves to the clean-up to run once the queue (and the server) has

@@ -72,6 +72,8 @@ interface Source {
   rendered?: BrowserResponse;
   /** The HTML body already decoded to text (by the render check), so it is decoded once. */
   html?: string;
+  /** The page-cache write of a fresh copy, under way while the page is transformed. */
+  cacheWrite?: Promise<void>;
   warnings: string[];
 }
 
@@ -163,6 +165,8 @@ export class Scraper {
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
       const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
       await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
+      // Written before the answer, so the caller's next request finds it.
+      await source.cacheWrite;
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
         document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
@@ -202,9 +206,11 @@ export class Scraper {
     if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300) {
       // Stored without fragments: another request for the same page must not inherit this one's.
       const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
-      // Batched: not waited for (the copy is written within a few ms, with the next ones).
-      if (batch) batch.write(key, stored).catch((err: unknown) => this.#d.log.warn({ err }, 'could not write the page cache'));
-      else await writeCachedPage(db, key, stored).catch((err) => this.#d.log.warn({ err }, 'could not write the page cache'));
+      const failed = (err: unknown) => this.#d.log.warn({ err }, 'could not write the page cache');
+      // Batched: not waited for (the copy is written within a few ms, with the next ones). Alone:
+      // the database writes it (on its own thread with PGlite) while the page is transformed.
+      if (batch) batch.write(key, stored).catch(failed);
+      else return { ...fresh, cacheWrite: writeCachedPage(db, key, stored).catch(failed) };
     }
     return fresh;
   }

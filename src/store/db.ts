@@ -7,8 +7,8 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
+import { openPgliteThread } from './pglite-thread.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -132,84 +132,15 @@ async function openPglite(dataDir: string): Promise<Db> {
   const dir = resolve(dataDir);
   await mkdir(dir, { recursive: true });
   const releaseLock = await lockDataDir(dir);
-  let db: PGliteType;
   try {
-    const { PGlite } = await import('@electric-sql/pglite');
     const path = join(dir, 'pglite');
     if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
-    db = await PGlite.create(path, pgliteCodecs);
+    return await openPgliteThread(path, releaseLock);
   } catch (err) {
     await releaseLock();
     throw err;
   }
-  const wrap = (c: Pick<PGliteType, 'query' | 'exec'>): Queryable => ({
-    async query<T>(text: string, params?: unknown[]) {
-      const r = await c.query<T>(text, params as unknown[]);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
-    },
-    async exec(sql: string) {
-      await c.exec(sql);
-    },
-  });
-  return {
-    kind: 'pglite',
-    ...wrap(db),
-    async execRows(sql: string) {
-      return (await db.exec(sql)).map((r) => (r.rows ?? []) as Record<string, unknown>[]);
-    },
-    transaction<T>(fn: (tx: Queryable) => Promise<T>) {
-      return db.transaction((tx) => fn(wrap(tx)));
-    },
-    async close() {
-      try {
-        await db.close();
-      } finally {
-        await releaseLock();
-      }
-    },
-  };
 }
-
-// PGlite's own parameter and bytea codecs are written for small values: bytea goes through one
-// JS string per byte each way (a 200 KB page cost ~35 ms to write and ~20 ms to read) and every
-// text parameter is measured and encoded by a JS loop over its characters. Instead bytes go in as
-// binary parameters (PGlite sends an ArrayBuffer view in binary format), large text and JSON are
-// encoded natively and sent the same way (binary jsonb is a version byte, 1, then the text), and
-// bytea comes back as a Buffer decoded natively from its hex text. Values are unchanged: a Buffer
-// is a Uint8Array; small strings still go as text.
-const BYTEA = 17;
-const TEXT = 25;
-const VARCHAR = 1043;
-const JSON_OID = 114;
-const JSONB = 3802;
-const LARGE = 4096;
-const JSONB_VERSION = Buffer.from([1]);
-const textParam = (v: unknown): string => {
-  const s = v instanceof Date ? v.toISOString() : String(v);
-  return (s.length > LARGE ? Buffer.from(s) : s) as string;
-};
-const jsonParam =
-  (prefix?: Buffer) =>
-  (v: unknown): string => {
-    const s = typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
-    if (s.length <= LARGE) return s;
-    if (!prefix) return Buffer.from(s) as unknown as string;
-    const out = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(s));
-    prefix.copy(out);
-    out.write(s, prefix.length);
-    return out as unknown as string;
-  };
-const pgliteCodecs = {
-  serializers: {
-    // Text (e.g. '\\x0102') still goes as text, parsed by Postgres as node-postgres would send it.
-    [BYTEA]: (v: unknown) => (v instanceof ArrayBuffer || ArrayBuffer.isView(v) ? v : String(v)) as string,
-    [TEXT]: textParam,
-    [VARCHAR]: textParam,
-    [JSON_OID]: jsonParam(),
-    [JSONB]: jsonParam(JSONB_VERSION),
-  },
-  parsers: { [BYTEA]: (hex: string) => Buffer.from(hex.slice(2), 'hex') },
-};
 
 // PGlite keeps the whole database in one process; a second process opening the same directory
 // would corrupt it. A pid file guards it, and a stale file from a crashed process is taken over.
