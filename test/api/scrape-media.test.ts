@@ -369,6 +369,12 @@ describe('files: Range requests', () => {
     assert.equal((await download(data.video, { range: 'bytes=0-1,5-9' })).status, 200, 'several ranges: the whole file');
     assert.equal((await download(data.video, { range: 'bytes=0-9', 'if-range': '"other"' })).status, 200, 'a stale If-Range: the whole file');
     assert.equal((await download(data.video, { range: 'bytes=0-9', 'if-range': etag })).status, 206);
+    const unknown = `${svc.url}/v2/files/${'0'.repeat(32)}.mp4`;
+    for (const headers of [{}, { range: 'bytes=0-9' }] as Record<string, string>[]) {
+      const res = await download(unknown, headers);
+      assert.equal(res.status, 404);
+      assert.equal(JSON.parse(res.body.toString()).code, 'FILE_NOT_FOUND');
+    }
   });
 });
 

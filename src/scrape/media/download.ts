@@ -2,7 +2,7 @@
 // engine, so each request and redirect hop passes the SSRF guard, within the scrape's deadline and
 // under one size cap counted over everything downloaded for the item.
 import { createWriteStream } from 'node:fs';
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { HttpEngine } from '../engines/http.ts';
 import { MediaFetchError, MediaTooLargeError, ResponseTooLargeError } from '../errors.ts';
 
@@ -48,32 +48,43 @@ export class MediaDownloader {
     this.#stop.abort();
   }
 
-  /** Bytes downloaded so far for this item. */
-  get used(): number {
-    return this.#used;
-  }
-
   /** Streams `url` into the file at `path`. */
   async toFile(url: string, path: string): Promise<Downloaded> {
-    const to = createWriteStream(path);
+    const file = createWriteStream(path);
     try {
-      const res = await this.#get(url, to);
+      const res = await this.#get(url, file);
       return { url: res.url, contentType: res.contentType, size: res.size };
     } finally {
-      to.destroy();
+      file.destroy();
     }
   }
 
   /** `url`'s body in memory (playlists, segments). */
   async toBuffer(url: string): Promise<Downloaded & { body: Buffer }> {
-    const res = await this.#get(url);
-    return { url: res.url, contentType: res.contentType, size: res.size, body: res.body ?? Buffer.alloc(0) };
+    const chunks: Buffer[] = [];
+    const res = await this.#get(url, undefined, chunks);
+    return { url: res.url, contentType: res.contentType, size: res.size, body: Buffer.concat(chunks) };
   }
 
-  async #get(url: string, to?: Writable) {
+  // The bytes are counted as they arrive, against the item's one budget: downloads side by side
+  // (segments fetched ahead) stop as soon as they overflow it together, not after.
+  async #get(url: string, file?: Writable, chunks?: Buffer[]) {
     const o = this.#o;
     const remaining = o.maxBytes - this.#used;
     if (remaining <= 0) throw new MediaTooLargeError(this.#item, o.maxBytes, 'MEDIA_MAX_BYTES');
+    const tooLarge = () => new MediaTooLargeError(this.#item, o.maxBytes, 'MEDIA_MAX_BYTES');
+    const sink = new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        this.#used += chunk.length;
+        if (this.#used > o.maxBytes) return done(tooLarge());
+        if (file) file.write(chunk, done);
+        else {
+          chunks?.push(chunk);
+          done();
+        }
+      },
+      final: (done) => (file ? file.end(done) : done()),
+    });
     const sameOrigin = new URL(url).origin === new URL(o.pageUrl).origin;
     let res;
     try {
@@ -88,16 +99,14 @@ export class MediaDownloader {
           languages: o.languages,
           proxy: o.proxy,
         },
-        { maxBytes: remaining, ...(to ? { to } : {}) },
+        // The declared Content-Length is checked against the room left before any byte is read.
+        { maxBytes: remaining, to: sink },
       );
     } catch (err) {
-      if (err instanceof ResponseTooLargeError) throw new MediaTooLargeError(this.#item, o.maxBytes, 'MEDIA_MAX_BYTES');
+      if (err instanceof ResponseTooLargeError) throw tooLarge();
       throw err;
     }
     if (res.status < 200 || res.status > 299) throw new MediaFetchError(url, res.status);
-    this.#used += res.size;
-    // Segments downloaded side by side each had the room left when they started.
-    if (this.#used > o.maxBytes) throw new MediaTooLargeError(this.#item, o.maxBytes, 'MEDIA_MAX_BYTES');
     return res;
   }
 }
