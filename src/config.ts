@@ -40,6 +40,24 @@ const rateLimitList = z.string().transform((text, ctx) => {
   return limits;
 });
 
+/** The audio and video formats (src/scrape/formats/media.ts). */
+export interface MediaConfig {
+  /** Most bytes downloaded for one media item (a file, or a stream's playlists and segments together). */
+  maxBytes: number;
+  /** Largest media returned inline (a data: URL) under zero data retention, where nothing is stored. */
+  zdrMaxBytes: number;
+  /** ffmpeg and ffprobe: a name looked up on PATH, or a path. */
+  ffmpegPath: string;
+  ffprobePath: string;
+}
+
+export const DEFAULT_MEDIA_CONFIG: MediaConfig = {
+  maxBytes: 100 * 1024 * 1024,
+  zdrMaxBytes: 10 * 1024 * 1024,
+  ffmpegPath: 'ffmpeg',
+  ffprobePath: 'ffprobe',
+};
+
 const schemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _ only');
 
 const envSchema = z.object({
@@ -68,6 +86,10 @@ const envSchema = z.object({
   PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
   GLEANER_PARSE_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   SCRAPE_MAX_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MEDIA_CONFIG.maxBytes),
+  MEDIA_ZDR_MAX_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MEDIA_CONFIG.zdrMaxBytes),
+  FFMPEG_PATH: z.string().min(1).default(DEFAULT_MEDIA_CONFIG.ffmpegPath),
+  FFPROBE_PATH: z.string().min(1).default(DEFAULT_MEDIA_CONFIG.ffprobePath),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
   BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
@@ -138,6 +160,7 @@ export interface Config {
   /** Worker threads parsing uploaded documents (POST /v2/parse), started lazily. */
   parseWorkers: number;
   scrapeMaxBytes: number;
+  media: MediaConfig;
   chromiumPath: string;
   browserMaxPages: number;
   browserRecycleAfter: number;
@@ -208,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enhancedProxyUrl: e.PROXY_ENHANCED_URL,
     parseWorkers: e.GLEANER_PARSE_WORKERS ?? Math.min(4, Math.max(1, availableParallelism() - 1)),
     scrapeMaxBytes: e.SCRAPE_MAX_BYTES,
+    media: { maxBytes: e.MEDIA_MAX_BYTES, zdrMaxBytes: e.MEDIA_ZDR_MAX_BYTES, ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
     chromiumPath: e.CHROMIUM_PATH,
     browserMaxPages: e.BROWSER_MAX_PAGES,
     browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,

@@ -291,6 +291,18 @@ export const scrapeDocument = z
     images: z.array(z.string()).optional(),
     attributes: z.array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) })).optional(),
     screenshot: z.string().optional().describe('URL of the stored image (a data: URL under zero data retention)'),
+    video: z
+      .string()
+      .optional()
+      .describe(
+        'format video: URL of the stored media file (GET /v2/files/{id}, Range requests supported; the file as served, or an MP4 assembled from HLS/DASH); a data: URL under zero data retention. metadata.videoSourceURL, videoMimeType, videoSize (bytes), videoDuration (seconds)',
+      ),
+    audio: z
+      .string()
+      .optional()
+      .describe(
+        'format audio: URL of the stored MP3 of the media\'s audio track (an <audio> first, else the video\'s); a data: URL under zero data retention. metadata.audioSourceURL, audioMimeType, audioSize, audioDuration',
+      ),
     actions: z
       .object({
         screenshots: z.array(z.string()),

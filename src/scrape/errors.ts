@@ -83,3 +83,39 @@ export class ScrapeActionError extends ScrapeError {
     this.actionType = type;
   }
 }
+
+/** ffmpeg or ffprobe (the audio and video formats) cannot run: not installed where expected. */
+export class FfmpegUnavailableError extends ScrapeError {
+  constructor(program: string, path: string) {
+    super(
+      503,
+      'MEDIA_FFMPEG_UNAVAILABLE',
+      `The audio and video formats need ${program}, which is not installed at "${path}": install Debian's ffmpeg package (apt-get install ffmpeg), or set ${program === 'ffprobe' ? 'FFPROBE_PATH' : 'FFMPEG_PATH'}`,
+    );
+  }
+}
+
+/** The media (a file, or the sum of a stream's playlists and segments) is larger than allowed. */
+export class MediaTooLargeError extends ScrapeError {
+  constructor(url: string, maxBytes: number, variable: 'MEDIA_MAX_BYTES' | 'MEDIA_ZDR_MAX_BYTES') {
+    const why =
+      variable === 'MEDIA_ZDR_MAX_BYTES'
+        ? `the most returned inline under zeroDataRetention (${variable})`
+        : `the media size cap (${variable})`;
+    super(502, 'SCRAPE_MEDIA_TOO_LARGE', `The media ${url} exceeds ${maxBytes} bytes, ${why}`);
+  }
+}
+
+/** A media URL (file, playlist, segment, key) answered with an error status. */
+export class MediaFetchError extends ScrapeError {
+  constructor(url: string, status: number) {
+    super(502, 'SCRAPE_MEDIA_FETCH_FAILED', `The media ${url} could not be downloaded: the server answered ${status}`);
+  }
+}
+
+/** The media cannot be read or assembled: not a media file, encrypted or live streams, DASH features not handled. */
+export class MediaUnsupportedError extends ScrapeError {
+  constructor(url: string, reason: string) {
+    super(422, 'SCRAPE_MEDIA_UNSUPPORTED', `The media ${url} cannot be used: ${reason}`);
+  }
+}

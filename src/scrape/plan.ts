@@ -30,6 +30,10 @@ export interface FormatPlan {
   branding: boolean;
   attributes: { selector: string; attribute: string }[] | undefined;
   screenshot: ScreenshotOptions | undefined;
+  /** `video`: the page's primary media file (src/scrape/formats/media.ts). */
+  video: boolean;
+  /** `audio`: the primary media's audio track as MP3. */
+  audio: boolean;
 }
 
 export interface CachePolicy {
@@ -65,12 +69,6 @@ export interface Issue {
   message: string;
 }
 
-// Formats whose engines arrive with later parts of Gleaner (change tracking, branding, media).
-const notYet: Record<string, string> = {
-  audio: 'audio is not available in this version',
-  video: 'video is not available in this version',
-};
-
 /** Formats that read the page's markdown (the content is converted when any of them is asked). */
 export function needsMarkdown(f: FormatPlan): boolean {
   return f.markdown || f.summary || Boolean(f.json || f.question || f.highlights) || f.product || f.menu;
@@ -78,7 +76,12 @@ export function needsMarkdown(f: FormatPlan): boolean {
 
 /** Formats that read the page's structured data (JSON-LD, microdata, RDFa, OpenGraph). */
 export function needsStructuredData(f: FormatPlan): boolean {
-  return Boolean(f.json) || f.product || f.menu;
+  return Boolean(f.json) || f.product || f.menu || wantsMedia(f);
+}
+
+/** The media formats (audio, video): they download from the target beyond the page. */
+export function wantsMedia(f: FormatPlan): boolean {
+  return f.video || f.audio;
 }
 
 /** A plan with no format asked for yet. */
@@ -101,6 +104,8 @@ export function noFormats(): FormatPlan {
     screenshot: undefined,
     changeTracking: undefined,
     branding: false,
+    video: false,
+    audio: false,
   };
 }
 
@@ -113,10 +118,6 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
   const formats = noFormats();
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
-    if (notYet[type]) {
-      issues.push({ path: `${prefix}.${i}`, message: `format "${type}": ${notYet[type]}` });
-      return;
-    }
     if (type === 'screenshot') {
       if (formats.screenshot) issues.push({ path: `${prefix}.${i}`, message: 'at most one screenshot format per request' });
       const { type: _type, ...options } = typeof f === 'string' ? { type } : (f as { type: string } & ScreenshotOptions);
@@ -180,7 +181,7 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
       formats.highlights = { query: (f as { query: string }).query.trim() };
       return;
     }
-    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu' | 'branding'] = true;
+    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu' | 'branding' | 'audio' | 'video'] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
     issues.push({ path: prefix, message: 'format "rawBase64" must be requested alone' });
@@ -209,6 +210,10 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     if (req.zeroDataRetention || req.lockdown) {
       issues.push({ path: 'body.formats', message: 'changeTracking stores a snapshot of the page; not available with zeroDataRetention or lockdown' });
     }
+  }
+  if (wantsMedia(formats) && (req.lockdown || req.minAge !== undefined)) {
+    // Cache-only reads never contact the target; the media would have to be downloaded from it.
+    issues.push({ path: 'body.formats', message: `audio and video download the media from the target; not available with ${req.lockdown ? 'lockdown' : 'minAge'}` });
   }
   const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
   if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });

@@ -1,7 +1,10 @@
 // One scrape, start to finish: plan, job ledger, credits, cache, engine, transform, store.
 // Data flows one way: request → job → engine (or cache) → transform → store → document.
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
@@ -20,12 +23,16 @@ import { type PdfParserOptions, convertDocument, documentApiError, markdownTarge
 import { detectDocument } from '../documents/detect.ts';
 import { DocumentError } from '../documents/errors.ts';
 import type { ParsePool } from '../documents/pool.ts';
-import { BrowserUnavailableError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
+import { BrowserUnavailableError, MediaTooLargeError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
 import { trackChanges } from './formats/change-tracking.ts';
-import { type ScrapePlan, noFormats, planScrape } from './plan.ts';
+import { mediaMinutes, renderMediaFormats } from './formats/media.ts';
+import { type MediaCandidate, directMedia, isMediaFileType } from './media/discover.ts';
+import { Ffmpeg } from './media/ffmpeg.ts';
+import { type ScrapePlan, noFormats, planScrape, wantsMedia } from './plan.ts';
+import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../config.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
@@ -46,6 +53,8 @@ export interface ScrapeDeps {
   llm?: LlmProvider;
   /** LLM_MAX_OUTPUT_TOKENS (bounds the onlyCleanContent pass). */
   llmMaxOutputTokens?: number;
+  /** The audio and video formats' limits and ffmpeg (default: the configuration's defaults). */
+  media?: MediaConfig;
 }
 
 /** Per-request context from the route. */
@@ -74,14 +83,20 @@ interface Source {
   html?: string;
   /** The page-cache write of a fresh copy, under way while the page is transformed. */
   cacheWrite?: Promise<void>;
+  /** A media file's body was left unread (the media stage downloads it): never cached. */
+  bodySkipped?: boolean;
   warnings: string[];
 }
 
 export class Scraper {
   readonly #d: ScrapeDeps;
+  readonly #media: MediaConfig;
+  readonly #ffmpeg: Ffmpeg;
 
   constructor(deps: ScrapeDeps) {
     this.#d = deps;
+    this.#media = deps.media ?? DEFAULT_MEDIA_CONFIG;
+    this.#ffmpeg = new Ffmpeg(this.#media);
   }
 
   async scrape(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext): Promise<ScrapeOutcome> {
@@ -163,8 +178,14 @@ export class Scraper {
       const source = await this.#obtain(req, plan, caller, jobId, deadline, ctx.cache);
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
-      const { document, credits } = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
+      const rendered = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
+      const { document } = rendered;
+      let { credits } = rendered;
       await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
+      if (wantsMedia(plan.formats)) {
+        credits += await this.#attachMedia(document, rendered.media ?? [], source, req, plan, caller, jobId, ctx, { deadline, startedAt });
+        document.metadata.creditsUsed = credits;
+      }
       // Written before the answer, so the caller's next request finds it.
       await source.cacheWrite;
       if (slot.waitedMs > 0) {
@@ -203,7 +224,7 @@ export class Scraper {
     }
     const fresh = await this.#fetchFresh(req, plan, caller, deadline);
     const { page } = fresh;
-    if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300) {
+    if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300 && !fresh.bodySkipped) {
       // Stored without fragments: another request for the same page must not inherit this one's.
       const stored = { ...page, url: withoutFragment(page.url), finalUrl: withoutFragment(page.finalUrl) };
       const failed = (err: unknown) => this.#d.log.warn({ err }, 'could not write the page cache');
@@ -225,7 +246,7 @@ export class Scraper {
       if (browser?.available || !onlyMobile) return this.#renderInBrowser(req, plan, caller, deadline, warnings);
       warnings.push('mobile: Chromium is not installed, so the page was fetched over HTTP with a mobile User-Agent only');
     }
-    const { response, proxyUsed } = await this.#fetch(req, deadline);
+    const { response, proxyUsed } = await this.#fetch(req, plan, deadline);
     const page: CachedPage = {
       url: req.url,
       finalUrl: response.url,
@@ -246,7 +267,7 @@ export class Scraper {
         warnings.push(`the page looks rendered by JavaScript but the browser failed (${err.code}); the served HTML was used`);
       }
     }
-    return { page, cacheState: 'miss', proxyUsed, engine: 'http', html, warnings };
+    return { page, cacheState: 'miss', proxyUsed, engine: 'http', html, warnings, ...(response.bodySkipped ? { bodySkipped: true } : {}) };
   }
 
   async #renderInBrowser(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, deadline: AbortSignal, warnings: string[]): Promise<Source> {
@@ -307,9 +328,74 @@ export class Scraper {
     }
   }
 
+  /**
+   * The audio and video formats (src/scrape/formats/media.ts): the media is downloaded through the
+   * HTTP engine (SSRF guard, MEDIA_MAX_BYTES, the scrape's deadline) into a directory of this
+   * scrape's own, removed afterwards, and each output becomes a URL of our file route — or a
+   * data: URL of at most MEDIA_ZDR_MAX_BYTES under zero data retention, where nothing is stored.
+   * Resolves to the credits: one per started minute of each output.
+   */
+  async #attachMedia(
+    doc: ScrapeDocument,
+    candidates: MediaCandidate[],
+    source: Source,
+    req: ScrapeRequest,
+    plan: ScrapePlan,
+    caller: Caller,
+    jobId: string,
+    ctx: ScrapeContext,
+    time: { deadline: AbortSignal; startedAt: number },
+  ): Promise<number> {
+    const limits = this.#media;
+    const keep = async (file: { path: string; size: number; mimeType: string; ext: string; sourceUrl: string }): Promise<string> => {
+      if (req.zeroDataRetention) {
+        if (file.size > limits.zdrMaxBytes) throw new MediaTooLargeError(file.sourceUrl, limits.zdrMaxBytes, 'MEDIA_ZDR_MAX_BYTES');
+        return `data:${file.mimeType};base64,${(await readFile(file.path)).toString('base64')}`;
+      }
+      const data = await readFile(file.path);
+      const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType: file.mimeType, data, ttlMs: this.#d.fileTtlMs });
+      return `${ctx.publicUrl}/v2/files/${id}.${file.ext}`;
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'gleaner-media-'));
+    try {
+      const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
+      const result = await renderMediaFormats({ video: plan.formats.video, audio: plan.formats.audio }, candidates, {
+        http: this.#d.http,
+        ffmpeg: this.#ffmpeg,
+        dir,
+        keep,
+        signal: time.deadline,
+        deadlineAt: time.startedAt + req.timeout,
+        maxBytes: limits.maxBytes,
+        pageUrl: source.page.finalUrl,
+        headers: req.headers,
+        proxy: wantsEnhanced ? 'enhanced' : source.proxyUsed,
+        skipTlsVerification: req.skipTlsVerification,
+        mobile: req.mobile,
+        languages: req.location?.languages,
+      });
+      for (const format of ['video', 'audio'] as const) {
+        const m = result[format];
+        if (!m) continue;
+        doc[format] = m.url;
+        doc.metadata[`${format}SourceURL`] = m.sourceUrl;
+        doc.metadata[`${format}MimeType`] = m.mimeType;
+        doc.metadata[`${format}Size`] = m.size;
+        if (m.duration !== undefined) doc.metadata[`${format}Duration`] = Math.round(m.duration * 1000) / 1000;
+      }
+      if (result.warnings.length) doc.warning = [doc.warning, ...result.warnings].filter(Boolean).join('; ');
+      return mediaMinutes(result.video) + mediaMinutes(result.audio);
+    } catch (err) {
+      if (time.deadline.aborted) throw new ScrapeTimeoutError(req.timeout, req.url);
+      throw err;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
   // proxy: basic → PROXY_URL or direct; enhanced/stealth → PROXY_ENHANCED_URL; auto → basic,
   // then enhanced when the target refused us and an enhanced proxy is configured.
-  async #fetch(req: ScrapeRequest, deadline: AbortSignal): Promise<{ response: HttpResponse; proxyUsed: 'basic' | 'enhanced' }> {
+  async #fetch(req: ScrapeRequest, plan: ScrapePlan, deadline: AbortSignal): Promise<{ response: HttpResponse; proxyUsed: 'basic' | 'enhanced' }> {
     const { http } = this.#d;
     const base = {
       url: req.url,
@@ -319,6 +405,8 @@ export class Scraper {
       mobile: req.mobile,
       languages: req.location?.languages,
       signal: deadline,
+      // A media URL asked for audio/video: the media stage downloads it under its own cap.
+      ...(wantsMedia(plan.formats) ? { skipBodyOf: isMediaFileType } : {}),
     };
     const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
     const response = await http.fetch({ ...base, proxy: wantsEnhanced ? 'enhanced' : 'basic' });
@@ -337,9 +425,10 @@ export class Scraper {
     baseCredits: number,
     time: { deadline: AbortSignal; startedAt: number },
     usage: { teamId: string; apiKeyId: string | null; jobId: string },
-  ): Promise<{ document: ScrapeDocument; credits: number }> {
+  ): Promise<{ document: ScrapeDocument; credits: number; media?: MediaCandidate[] }> {
     const { page } = source;
     let structured: AiPage['structured'];
+    let media: MediaCandidate[] | undefined;
     let credits = baseCredits;
     const f = plan.formats;
     const kind = detectContentKind(page.contentType, page.finalUrl, page.body);
@@ -378,6 +467,7 @@ export class Scraper {
         if (out.images) doc.images = out.images;
         if (out.attributes) doc.attributes = out.attributes;
         structured = out.structured;
+        media = out.media;
       } else {
         // Plain text, JSON and XML are their own markdown (JSON and XML fenced).
         doc.markdown = kind === 'text' ? text.trim() : `\`\`\`${kind}\n${text.trim()}\n\`\`\``;
@@ -388,6 +478,20 @@ export class Scraper {
       }
     } else if (kind === 'pdf' || kind === 'document' || kind === 'binary') {
       credits += await this.#renderDocument(doc, req, plan, page, warnings, time);
+    } else if (kind === 'media' && wantsMedia(f)) {
+      // The URL is the media itself: only the media formats exist for it.
+      const others = [
+        f.markdown && 'markdown',
+        f.html && 'html',
+        f.rawHtml && 'rawHtml',
+        f.links && 'links',
+        f.images && 'images',
+        f.attributes && 'attributes',
+        wantsAi(f) && 'the AI formats',
+        f.changeTracking && 'changeTracking',
+        f.branding && 'branding',
+      ].filter(Boolean);
+      if (others.length) warnings.push(`${others.join(', ')}: not available for a media file (${page.contentType})`);
     } else {
       throw new UnsupportedFileError(`${page.contentType || 'unknown'} (${kind}); request format "rawBase64" to receive the bytes`);
     }
@@ -398,7 +502,11 @@ export class Scraper {
       if (r.pages) doc.pages = r.pages;
       if (r.warning) warnings.push(r.warning);
     }
-    if (wantsAi(f)) {
+    if (wantsMedia(f) && kind !== 'html') {
+      const direct = directMedia(page.finalUrl, page.contentType, page.body);
+      media = direct ? [direct] : [];
+    }
+    if (wantsAi(f) && kind !== 'media') {
       let ai;
       try {
         ai = await renderAiFormats(
@@ -414,7 +522,7 @@ export class Scraper {
       assignAiOutput(doc, ai);
       warnings.push(...ai.warnings);
     }
-    if (f.changeTracking) doc.changeTracking = await this.#trackChanges(f.changeTracking, doc, req, page, structured, usage, time.deadline, warnings);
+    if (f.changeTracking && kind !== 'media') doc.changeTracking = await this.#trackChanges(f.changeTracking, doc, req, page, structured, usage, time.deadline, warnings);
     if (f.branding) {
       if (source.rendered?.branding) doc.branding = source.rendered.branding;
       else warnings.push('branding: the page could not be read in the browser (not an HTML page?), so no branding was extracted');
@@ -429,7 +537,7 @@ export class Scraper {
     doc.metadata.creditsUsed = credits;
     doc.metadata.engine = source.engine;
     if (warnings.length) doc.warning = warnings.join('; ');
-    return { document: doc, credits };
+    return { document: doc, credits, ...(media ? { media } : {}) };
   }
 
   /**

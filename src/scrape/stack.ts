@@ -11,6 +11,7 @@ import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db.ts';
 import { BrowserEngine } from './engines/browser.ts';
 import { HttpEngine } from './engines/http.ts';
+import { isExecutable } from './media/ffmpeg.ts';
 import { Scraper } from './scrape.ts';
 
 export interface ScrapeStack {
@@ -45,6 +46,12 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
   if (!browser.available) {
     log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
   }
+  for (const [name, path, variable] of [
+    ['ffmpeg', config.media.ffmpegPath, 'FFMPEG_PATH'],
+    ['ffprobe', config.media.ffprobePath, 'FFPROBE_PATH'],
+  ]) {
+    if (!isExecutable(path)) log.warn(`${name} not found at "${path}": the audio and video formats get 503 MEDIA_FFMPEG_UNAVAILABLE (apt-get install ffmpeg, or set ${variable})`);
+  }
   const parsePool = new ParsePool({ size: config.parseWorkers });
   const llm = new LlmProvider({ config: config.llm, db, log });
   const scraper = new Scraper({
@@ -56,6 +63,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     maxConcurrency: config.teamMaxConcurrency,
     log,
     fileTtlMs: config.fileTtlMs,
+    media: config.media,
     llm,
     llmMaxOutputTokens: config.llm.maxOutputTokens,
   });

@@ -1,4 +1,4 @@
-// Binary outputs (screenshots, action PDFs) kept for a while and served back by an unguessable id.
+// Binary outputs (screenshots, action PDFs, media) kept for a while and served back by an unguessable id.
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.ts';
 
@@ -32,6 +32,25 @@ export async function readFile(db: Queryable, id: string): Promise<StoredFile | 
   );
   const row = rows[0];
   return row && { contentType: row.contentType, data: Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength) };
+}
+
+/** A file's type and size, without its bytes. */
+export async function readFileInfo(db: Queryable, id: string): Promise<{ contentType: string; size: number } | undefined> {
+  const { rows } = await db.query<{ contentType: string; size: number }>(
+    'SELECT content_type AS "contentType", octet_length(data)::int AS size FROM stored_files WHERE id = $1 AND expires_at > clock_timestamp()',
+    [id],
+  );
+  return rows[0];
+}
+
+/** `length` bytes of a file from byte `start` (0-based): a Range request's part, without reading the rest. */
+export async function readFileSlice(db: Queryable, id: string, start: number, length: number): Promise<Buffer | undefined> {
+  const { rows } = await db.query<{ part: Uint8Array }>(
+    'SELECT substring(data FROM $2 FOR $3) AS part FROM stored_files WHERE id = $1 AND expires_at > clock_timestamp()',
+    [id, start + 1, length],
+  );
+  const part = rows[0]?.part;
+  return part && Buffer.from(part.buffer, part.byteOffset, part.byteLength);
 }
 
 /** Removes expired files; returns how many. */

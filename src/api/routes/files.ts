@@ -1,10 +1,12 @@
-// GET /v2/files/{id}: screenshots and action PDFs served back by their unguessable id, without an
-// API key (as a signed storage URL would be), so clients can show them directly.
+// GET /v2/files/{id}: screenshots, action PDFs and media served back by their unguessable id,
+// without an API key (as a signed storage URL would be), so clients can show them directly.
+// Single byte ranges (Range: bytes=…) are answered 206, so stored video plays and seeks in a
+// browser; a file never changes, so its id is its ETag.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../store/db.ts';
-import { readFile } from '../../store/files.ts';
+import { readFile, readFileInfo, readFileSlice } from '../../store/files.ts';
 import { NotFoundError } from '../errors.ts';
 
 export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
@@ -15,17 +17,61 @@ export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Prom
       config: { public: true },
       schema: {
         tags: ['files'],
-        summary: 'A stored screenshot or PDF (the URL returned in a scrape document)',
-        description: 'Answers the bytes with their content type, or 404 FILE_NOT_FOUND once expired.',
+        summary: 'A stored screenshot, PDF, video or audio file (the URL returned in a scrape document)',
+        description:
+          'Answers the bytes with their content type, or 404 FILE_NOT_FOUND once expired. A single byte range (`Range: bytes=start-end`, `start-`, `-suffix`) is answered 206 with Content-Range; an unsatisfiable one 416. Other range forms get the whole file (200).',
         security: [],
-        params: z.object({ name: z.string().regex(/^[0-9a-f]{32}(\.[a-z]{2,5})?$/) }),
+        params: z.object({ name: z.string().regex(/^[0-9a-f]{32}(\.[a-z0-9]{2,5})?$/) }),
       },
     },
     async (request, reply) => {
-      const file = await readFile(db, request.params.name.slice(0, 32));
+      const id = request.params.name.slice(0, 32);
+      const etag = `"${id}"`;
+      reply.header('cache-control', 'private, max-age=86400').header('accept-ranges', 'bytes').header('etag', etag);
+      const rangeHeader = request.headers.range;
+      const ifRange = request.headers['if-range'];
+      if (rangeHeader && (ifRange === undefined || ifRange === etag)) {
+        const info = await readFileInfo(db, id);
+        if (!info) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
+        const range = byteRange(rangeHeader, info.size);
+        if (range === 'unsatisfiable') {
+          return reply.code(416).header('content-range', `bytes */${info.size}`).header('content-type', info.contentType).send();
+        }
+        if (range) {
+          const part = await readFileSlice(db, id, range.start, range.end - range.start + 1);
+          if (!part) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
+          return reply
+            .code(206)
+            .header('content-type', info.contentType)
+            .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
+            .send(part);
+        }
+      }
+      const file = await readFile(db, id);
       if (!file) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
-      reply.header('content-type', file.contentType).header('cache-control', 'private, max-age=86400');
+      reply.header('content-type', file.contentType);
       return reply.send(file.data);
     },
   );
+}
+
+/**
+ * One byte range of a file of `size` bytes (RFC 9110 §14.1.2), inclusive bounds; undefined for a
+ * header this route does not honour (several ranges, other units, malformed), which gets the
+ * whole file.
+ */
+export function byteRange(header: string, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] === '') {
+    // The last N bytes.
+    const n = Number(m[2]);
+    if (n === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (m[2] !== '' && Number(m[2]) < start) return undefined;
+  if (start >= size) return 'unsatisfiable';
+  return { start, end };
 }

@@ -2,7 +2,8 @@
 // (so each hop is checked and cookies set along the way are kept), decompresses with a size cap,
 // and reports failures as ScrapeErrors with codes. It returns bytes; decoding and parsing happen
 // in the transform stage.
-import { type Readable, Transform } from 'node:stream';
+import { type Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { type Dispatcher, ProxyAgent, request } from 'undici';
 import { BadRequestError } from '../../api/errors.ts';
@@ -54,6 +55,11 @@ export interface HttpFetchRequest {
   proxy: 'none' | 'basic' | 'enhanced';
   maxRedirects?: number;
   signal?: AbortSignal;
+  /**
+   * When this returns true for the answer's Content-Type, its body is not read (`bodySkipped`):
+   * a media file, which the media stage downloads itself under its own cap.
+   */
+  skipBodyOf?: (contentType: string) => boolean;
 }
 
 export interface HttpResponse {
@@ -66,6 +72,15 @@ export interface HttpResponse {
   contentType: string;
   body: Buffer;
   redirects: string[];
+  /** The body was left unread (HttpFetchRequest.skipBodyOf); `body` is empty. */
+  bodySkipped?: boolean;
+}
+
+/** A download's answer: its body went to the destination (a file), or is here when none was given. */
+export interface HttpDownload extends Omit<HttpResponse, 'body'> {
+  /** Bytes received (decoded); 0 for a non-2xx answer, whose body is not read. */
+  size: number;
+  body?: Buffer;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -88,25 +103,75 @@ export class HttpEngine {
     const maxRedirects = req.maxRedirects ?? 10;
     const jar = new Map<string, string>();
     const redirects: string[] = [];
-    let url = this.#check(req.url);
+    const at = { url: this.#check(req.url) };
     try {
       for (;;) {
-        const res = await this.#request(url, req, jar, signal);
-        storeCookies(jar, res.headers['set-cookie']);
-        let location = REDIRECT_STATUSES.has(res.statusCode) ? header(res.headers, 'location') : undefined;
-        if (location === undefined) {
-          const page = await this.#read(req.url, url, res, redirects, signal);
-          location = metaRefreshTarget(page);
-          if (location === undefined || new URL(location, url).href === url.href) return page;
-        } else {
-          res.body.resume(); // a redirect's body is not needed; let the connection be reused
+        const res = await this.#follow(at, req, jar, redirects, signal);
+        if (req.skipBodyOf?.(header(res.headers, 'content-type') ?? '')) {
+          discard(res.body);
+          return { ...responseHead(req.url, at.url, res, redirects), body: Buffer.alloc(0), bodySkipped: true };
         }
+        const page = await this.#read(req.url, at.url, res, redirects, signal);
+        const location = metaRefreshTarget(page);
+        if (location === undefined || new URL(location, at.url).href === at.url.href) return page;
         if (redirects.length >= maxRedirects) throw new TooManyRedirectsError(req.url, maxRedirects);
-        redirects.push(url.href);
-        url = this.#check(new URL(location, url).href);
+        redirects.push(at.url.href);
+        at.url = this.#check(new URL(location, at.url).href);
       }
     } catch (err) {
-      throw this.#describe(err, url, req, timeout);
+      throw this.#describe(err, at.url, req, timeout);
+    }
+  }
+
+  /**
+   * GETs a file as fetch does (proxy, SSRF guard on every hop, redirects, cookies, decoding) but
+   * without following <meta refresh>, and with a cap of its own: the decoded body is streamed
+   * into `to` (or kept in memory without it), at most `maxBytes`, else ResponseTooLargeError. A
+   * non-2xx answer's body is not read.
+   */
+  async download(req: HttpFetchRequest, opts: { maxBytes: number; to?: Writable }): Promise<HttpDownload> {
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const at = { url: this.#check(req.url) };
+    try {
+      const redirects: string[] = [];
+      const res = await this.#follow(at, req, new Map(), redirects, signal);
+      const head = responseHead(req.url, at.url, res, redirects);
+      if (res.statusCode < 200 || res.statusCode > 299) {
+        discard(res.body);
+        return { ...head, size: 0 };
+      }
+      const declared = Number(header(res.headers, 'content-length'));
+      if (!header(res.headers, 'content-encoding') && declared > opts.maxBytes) {
+        discard(res.body);
+        throw new ResponseTooLargeError(req.url, opts.maxBytes);
+      }
+      const decoded = decode(res.body, header(res.headers, 'content-encoding'));
+      let size = 0;
+      const count = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          done(size > opts.maxBytes ? new ResponseTooLargeError(req.url, opts.maxBytes) : null, chunk);
+        },
+      });
+      const chunks: Buffer[] = [];
+      const sink =
+        opts.to ??
+        new Writable({
+          write(chunk: Buffer, _enc, done) {
+            chunks.push(chunk);
+            done();
+          },
+        });
+      await pipeline(decoded, count, sink, { signal });
+      signal.throwIfAborted();
+      if (decoded !== res.body) {
+        delete head.headers['content-encoding'];
+        delete head.headers['content-length'];
+      }
+      return { ...head, size, ...(opts.to ? {} : { body: Buffer.concat(chunks, size) }) };
+    } catch (err) {
+      throw this.#describe(err, at.url, req, timeout);
     }
   }
 
@@ -120,6 +185,28 @@ export class HttpEngine {
       return assertUrlAllowed(url, { allowPrivateNetwork: this.#opts.allowPrivateNetwork, isAllowed: this.#opts.ssrf?.isAllowed });
     } catch (err) {
       throw this.#describe(err, undefined, undefined, undefined);
+    }
+  }
+
+  // Follows HTTP redirects from at.url (each hop checked, cookies kept); resolves to the first
+  // answer that is not a redirect, with at.url its URL.
+  async #follow(
+    at: { url: URL },
+    req: HttpFetchRequest,
+    jar: Map<string, string>,
+    redirects: string[],
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    const maxRedirects = req.maxRedirects ?? 10;
+    for (;;) {
+      const res = await this.#request(at.url, req, jar, signal);
+      storeCookies(jar, res.headers['set-cookie']);
+      const location = REDIRECT_STATUSES.has(res.statusCode) ? header(res.headers, 'location') : undefined;
+      if (location === undefined) return res;
+      res.body.resume(); // a redirect's body is not needed; let the connection be reused
+      if (redirects.length >= maxRedirects) throw new TooManyRedirectsError(req.url, maxRedirects);
+      redirects.push(at.url.href);
+      at.url = this.#check(new URL(location, at.url).href);
     }
   }
 
@@ -179,22 +266,13 @@ export class HttpEngine {
       chunks.push(chunk as Buffer);
     }
     signal.throwIfAborted();
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const head = responseHead(requestedUrl, url, res, redirects);
     if (decoded !== res.body) {
       // The body is now the decoded bytes: say so, as a browser's view of the response would.
-      delete headers['content-encoding'];
-      delete headers['content-length'];
+      delete head.headers['content-encoding'];
+      delete head.headers['content-length'];
     }
-    return {
-      requestedUrl,
-      url: url.href,
-      status: res.statusCode,
-      headers,
-      contentType: headers['content-type'] ?? '',
-      body: Buffer.concat(chunks, size),
-      redirects,
-    };
+    return { ...head, body: Buffer.concat(chunks, size) };
   }
 
   // Maps whatever failed (guard, DNS, socket, TLS, abort) to one ScrapeError with a code.
@@ -262,6 +340,18 @@ function inflateEither(): Transform {
     },
   });
   return out;
+}
+
+// A body not to be read: the connection is closed rather than drained (it may be a large file).
+function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+function responseHead(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[]): Omit<HttpResponse, 'body'> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  return { requestedUrl, url: url.href, status: res.statusCode, headers, contentType: headers['content-type'] ?? '', redirects };
 }
 
 function findCause(err: unknown, test: (e: unknown) => boolean): NodeJS.ErrnoException | undefined {

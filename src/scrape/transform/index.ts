@@ -6,7 +6,8 @@ import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { type StructuredData, extractStructuredData } from '../../extract/structured-data.ts';
-import { type FormatPlan, needsMarkdown, needsStructuredData } from '../plan.ts';
+import { type MediaCandidate, discoverMedia } from '../media/discover.ts';
+import { type FormatPlan, needsMarkdown, needsStructuredData, wantsMedia } from '../plan.ts';
 import { cleanDocument } from './clean.ts';
 import { domToMarkdown } from './markdown.ts';
 import { extractMetadata } from './metadata.ts';
@@ -40,6 +41,8 @@ export interface HtmlTransformOutput {
    * definition lists and tables the json format reads labels from). The page is parsed once.
    */
   structured?: { data: StructuredData; doc: Document };
+  /** When audio or video is asked: the page's media, best first (read before the content filter). */
+  media?: MediaCandidate[];
 }
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
@@ -55,6 +58,7 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
   };
   const f = input.formats;
   const structured = needsStructuredData(f) ? extractStructuredData(doc, { baseUrl: base }) : undefined;
+  if (structured && wantsMedia(f)) out.media = discoverMedia(doc, base, structured);
   if (f.links) out.links = collectLinks(doc, base);
   if (f.images) out.images = collectImages(doc, base);
   if (f.attributes) {
