@@ -4,7 +4,7 @@
 // while a statement runs (on a second core when there is one).
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { pgliteCodecs } from './pglite-codecs.ts';
+import { pgliteCodecs, Utf8Text } from './pglite-codecs.ts';
 import type { DbReply, DbRequest, SerializedDbError } from './pglite-thread.ts';
 
 const port = parentPort;
@@ -30,7 +30,7 @@ const ROLLBACK = Symbol('rollback');
 
 port.on('message', (m: DbRequest) => {
   handle(m).then(
-    (result) => port.postMessage({ id: m.id, result } satisfies DbReply),
+    (result) => port.postMessage({ id: m.id, result } satisfies DbReply, ownBuffers(result)),
     (err: unknown) => port.postMessage({ id: m.id, error: serializeError(err) } satisfies DbReply),
   );
 });
@@ -39,6 +39,7 @@ port.postMessage({ id: 0, result: 'ready' } satisfies DbReply);
 async function handle(m: DbRequest): Promise<unknown> {
   switch (m.op) {
     case 'query': {
+      if (m.utf8) for (const i of m.utf8) m.params![i] = new Utf8Text(m.params![i] as Uint8Array);
       const r = await on(m.tx).query(m.text, m.params);
       // As node-postgres counts: rows changed, or rows returned by a SELECT (affectedRows is 0 there).
       return { rows: r.rows, rowCount: r.affectedRows || r.rows.length };
@@ -93,6 +94,21 @@ function begin(id: number): Promise<void> {
       if (!transactions.has(id)) failed(err);
     });
   });
+}
+
+// Large bytea values (a cached page's body) move to the caller instead of being copied: each has
+// an ArrayBuffer of its own (Buffers from the pool, under 4 KB, share one and are copied).
+function ownBuffers(result: unknown): ArrayBuffer[] {
+  const rows = (result as { rows?: Record<string, unknown>[] } | undefined)?.rows;
+  const out: ArrayBuffer[] = [];
+  if (!Array.isArray(rows)) return out;
+  for (const row of rows) {
+    for (const k in row) {
+      const v = row[k];
+      if (v instanceof Uint8Array && v.byteLength > 4096 && v.byteLength === v.buffer.byteLength && !out.includes(v.buffer as ArrayBuffer)) out.push(v.buffer as ArrayBuffer);
+    }
+  }
+  return out;
 }
 
 function serializeError(err: unknown): SerializedDbError {

@@ -37,6 +37,27 @@ for (const store of storeKinds) {
       assert.equal(rows[0].doc.big.length, 10_000);
     });
 
+    test('large strings (sent to the PGlite thread as UTF-8 bytes) keep their meaning for text, json, jsonb and bytea', async () => {
+      const text = 'naïve “quotes” — ✓ '.repeat(1000); // non-Latin-1: V8 keeps it two bytes a char
+      const json = JSON.stringify({ text, n: 1 });
+      const hex = '\\x' + 'ab'.repeat(5000); // bytea given as escaped text, as node-postgres sends it
+      const { rows } = await db.query<{ t: string; j: { text: string }; jb: { n: number }; b: Buffer }>(
+        'SELECT $1::text AS t, $2::json AS j, $3::jsonb AS jb, $4::bytea AS b',
+        [text, json, json, hex],
+      );
+      assert.equal(rows[0].t, text);
+      assert.equal(rows[0].j.text, text);
+      assert.equal(rows[0].jb.n, 1);
+      assert.ok(Buffer.isBuffer(rows[0].b));
+      assert.equal(rows[0].b.length, 5000);
+      assert.equal(rows[0].b[0], 0xab);
+      // The caller's Buffer is still its own after the statement (the thread got a copy).
+      const body = Buffer.alloc(10_000, 3);
+      await db.query('INSERT INTO things (id, body) VALUES (3, $1)', [body]);
+      assert.equal(body.length, 10_000);
+      assert.equal(body[9_999], 3);
+    });
+
     test('a failed statement rejects with the SQLSTATE code and keeps the database usable', async () => {
       await db.query('INSERT INTO things (id) VALUES (2)');
       await assert.rejects(db.query('INSERT INTO things (id) VALUES (2)'), (err: Error & { code?: string; constraint?: string }) => {
