@@ -67,6 +67,8 @@ export interface ScrapeContext {
 
 export interface ScrapeOutcome {
   document: ScrapeDocument;
+  /** The document as JSON text, made once: stored, and spliced into the answer (src/api/routes/scrape.ts). */
+  json: string;
   jobId: string;
 }
 
@@ -114,8 +116,9 @@ export class Scraper {
       const { document, credits } = await this.#produce(caller, req, plan, ctx, job.id, job.id);
       // Charge, stored document and completed job in one statement. Lockdown is treated as zero
       // data retention (spec): neither keeps the document.
-      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: quiet ? undefined : document });
-      return { document, jobId: job.id };
+      const json = JSON.stringify(document);
+      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json: quiet ? undefined : json });
+      return { document, json, jobId: job.id };
     } catch (err) {
       const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
       await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);

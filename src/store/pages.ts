@@ -56,8 +56,8 @@ export interface FinishedScrape {
   teamId: string;
   apiKeyId: string | null;
   credits: number;
-  /** The document to keep for GET /v2/scrape/{id}; none under zero data retention. */
-  document?: unknown;
+  /** The document to keep for GET /v2/scrape/{id}, as JSON text; none under zero data retention. */
+  json?: string;
 }
 
 /**
@@ -77,7 +77,7 @@ export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<vo
      WHERE id = $1`,
     // JSON text, not jsonb: nothing queries inside a stored document, and jsonb input costs ~5 ms
     // per 200 KB page (most of a scrape's database time).
-    [f.jobId, f.teamId, f.apiKeyId, f.credits, f.document === undefined ? null : JSON.stringify(f.document)],
+    [f.jobId, f.teamId, f.apiKeyId, f.credits, f.json ?? null],
   );
 }
 

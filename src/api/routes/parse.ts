@@ -288,8 +288,8 @@ export async function parseRoutes(
         const credits = document.metadata.creditsUsed ?? 1;
         // Stored in the scrape shape (GET /v2/scrape/{id} reads it): without the parse-only provider.
         const { provider: _provider, ...storedMetadata } = document.metadata;
-        const stored = quiet ? undefined : { ...document, metadata: storedMetadata };
-        await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, document: stored });
+        const json = quiet ? undefined : JSON.stringify({ ...document, metadata: storedMetadata });
+        await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json });
         return { success: true as const, data: document, ...(document.warning ? { warning: document.warning } : {}) };
       } catch (err) {
         const mapped = err instanceof DocumentError ? documentApiError(err, { unsupported: 'UNSUPPORTED_FILE_TYPE', timeout: 'PARSE_TIMEOUT' }) : err instanceof ParsePoolBusyError ? busy(err) : err;

@@ -1,6 +1,6 @@
 // POST /v2/scrape and GET /v2/scrape/{id}.
 import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ResponseSerializationError, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { type ScrapeDocument, scrapeRequest, scrapeResponse } from '../../contract/scrape.ts';
@@ -37,8 +37,17 @@ export async function scrapeRoutes(
         response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 422: errorBody, 502: errorBody, 503: errorBody, ...authErrors },
       },
     },
-    async (request) => {
-      const { document } = await scraper.scrape(request.caller, request.body, { publicUrl: publicUrl ?? `${request.protocol}://${request.host}` });
+    async (request, reply) => {
+      const { document, json } = await scraper.scrape(request.caller, request.body, { publicUrl: publicUrl ?? `${request.protocol}://${request.host}` });
+      // The document's JSON text was made once, for the database; the answer reuses it instead
+      // of serialising it again (1–2 ms of the event loop for a 200 KB page). Still checked
+      // against the contract, as every answer is.
+      reply.serializer((payload: unknown) => {
+        const checked = scrapeResponse.safeParse(payload);
+        if (!checked.success) throw new ResponseSerializationError(request.method, request.url, { cause: checked.error });
+        const warning = checked.data.warning === undefined ? '' : `,"warning":${JSON.stringify(checked.data.warning)}`;
+        return `{"success":true,"data":${json}${warning}}`;
+      });
       return { success: true as const, data: document, ...(document.warning ? { warning: document.warning } : {}) };
     },
   );
