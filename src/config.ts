@@ -49,6 +49,8 @@ export interface MediaConfig {
   /** ffmpeg and ffprobe: a name looked up on PATH, or a path. */
   ffmpegPath: string;
   ffprobePath: string;
+  /** ffmpeg and ffprobe processes running at once in this process; more wait within their scrape's timeout. */
+  maxProcesses: number;
 }
 
 export const DEFAULT_MEDIA_CONFIG: MediaConfig = {
@@ -56,6 +58,7 @@ export const DEFAULT_MEDIA_CONFIG: MediaConfig = {
   zdrMaxBytes: 10 * 1024 * 1024,
   ffmpegPath: 'ffmpeg',
   ffprobePath: 'ffprobe',
+  maxProcesses: 2,
 };
 
 const schemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _ only');
@@ -90,6 +93,7 @@ const envSchema = z.object({
   MEDIA_ZDR_MAX_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MEDIA_CONFIG.zdrMaxBytes),
   FFMPEG_PATH: z.string().min(1).default(DEFAULT_MEDIA_CONFIG.ffmpegPath),
   FFPROBE_PATH: z.string().min(1).default(DEFAULT_MEDIA_CONFIG.ffprobePath),
+  FFMPEG_MAX_PROCESSES: z.coerce.number().int().min(1).max(64).default(DEFAULT_MEDIA_CONFIG.maxProcesses),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
   BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
@@ -231,7 +235,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enhancedProxyUrl: e.PROXY_ENHANCED_URL,
     parseWorkers: e.GLEANER_PARSE_WORKERS ?? Math.min(4, Math.max(1, availableParallelism() - 1)),
     scrapeMaxBytes: e.SCRAPE_MAX_BYTES,
-    media: { maxBytes: e.MEDIA_MAX_BYTES, zdrMaxBytes: e.MEDIA_ZDR_MAX_BYTES, ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
+    media: {
+      maxBytes: e.MEDIA_MAX_BYTES,
+      zdrMaxBytes: e.MEDIA_ZDR_MAX_BYTES,
+      ffmpegPath: e.FFMPEG_PATH,
+      ffprobePath: e.FFPROBE_PATH,
+      maxProcesses: e.FFMPEG_MAX_PROCESSES,
+    },
     chromiumPath: e.CHROMIUM_PATH,
     browserMaxPages: e.BROWSER_MAX_PAGES,
     browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,

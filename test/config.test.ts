@@ -12,6 +12,7 @@ test('defaults give a laptop setup: port 3002, ./data, private network blocked',
   assert.equal(c.logLevel, 'info');
   assert.equal(c.rateLimits.scrape, 600);
   assert.deepEqual(c.webhookRetryDelays, [60, 300, 900]);
+  assert.deepEqual(c.media, { maxBytes: 104857600, zdrMaxBytes: 10485760, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', maxProcesses: 2 });
 });
 
 test('values are parsed and typed; empty strings count as unset', () => {
@@ -22,7 +23,9 @@ test('values are parsed and typed; empty strings count as unset', () => {
     GLEANER_RATE_LIMITS: 'scrape=5, crawl=0',
     LOG_LEVEL: '',
     GLEANER_WEBHOOK_RETRY_DELAYS: '1, 2.5',
+    FFMPEG_MAX_PROCESSES: '6',
   });
+  assert.equal(c.media.maxProcesses, 6);
   assert.deepEqual(c.webhookRetryDelays, [1, 2.5]);
   assert.equal(c.port, 8080);
   assert.equal(c.databaseUrl, 'postgres://u@127.0.0.1:5432/db');
@@ -44,6 +47,7 @@ test('a wrong value is a ConfigError naming each variable', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ GLEANER_WEBHOOK_RETRY_DELAYS: '60,soon' }, 'GLEANER_WEBHOOK_RETRY_DELAYS'],
     [{ DATABASE_SCHEMA: 'Robert"; drop' }, 'DATABASE_SCHEMA'],
+    [{ FFMPEG_MAX_PROCESSES: '0' }, 'FFMPEG_MAX_PROCESSES'],
   ];
   for (const [env, name] of cases) {
     assert.throws(

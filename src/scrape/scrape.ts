@@ -29,7 +29,7 @@ import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats
 import { needsRendering } from './needs-render.ts';
 import { trackChanges } from './formats/change-tracking.ts';
 import { mediaMinutes, renderMediaFormats } from './formats/media.ts';
-import { type MediaCandidate, directMedia, isMediaFileType } from './media/discover.ts';
+import { type MediaCandidate, directMedia, isMediaFile } from './media/discover.ts';
 import { Ffmpeg } from './media/ffmpeg.ts';
 import { type ScrapePlan, noFormats, planScrape, wantsMedia } from './plan.ts';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../config.ts';
@@ -316,8 +316,7 @@ export class Scraper {
     if (!r) return;
     const keep = async (data: Buffer, type: string, ext: string): Promise<string> => {
       if (req.zeroDataRetention || req.lockdown) return `data:${type};base64,${data.toString('base64')}`;
-      const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType: type, data, ttlMs: this.#d.fileTtlMs });
-      return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
+      return this.#storeFile(caller, jobId, ctx, data, type, ext);
     };
     const image = (s: { data: Buffer; type: 'png' | 'jpeg' }) => keep(s.data, `image/${s.type}`, s.type === 'jpeg' ? 'jpg' : 'png');
     if (r.screenshot) doc.screenshot = await image(r.screenshot);
@@ -329,6 +328,12 @@ export class Scraper {
         pdfs: await Promise.all(r.actions.pdfs.map((p) => keep(p, 'application/pdf', 'pdf'))),
       };
     }
+  }
+
+  /** Stores a binary output under the job for FILE_TTL_HOURS; resolves to its URL on our file route. */
+  async #storeFile(caller: Caller, jobId: string, ctx: ScrapeContext, data: Buffer, contentType: string, ext: string): Promise<string> {
+    const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType, data, ttlMs: this.#d.fileTtlMs });
+    return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
   }
 
   /**
@@ -355,9 +360,7 @@ export class Scraper {
         if (file.size > limits.zdrMaxBytes) throw new MediaTooLargeError(file.sourceUrl, limits.zdrMaxBytes, 'MEDIA_ZDR_MAX_BYTES');
         return `data:${file.mimeType};base64,${(await readFile(file.path)).toString('base64')}`;
       }
-      const data = await readFile(file.path);
-      const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType: file.mimeType, data, ttlMs: this.#d.fileTtlMs });
-      return `${ctx.publicUrl}/v2/files/${id}.${file.ext}`;
+      return this.#storeFile(caller, jobId, ctx, await readFile(file.path), file.mimeType, file.ext);
     };
     const dir = await mkdtemp(join(tmpdir(), 'gleaner-media-'));
     try {
@@ -409,7 +412,7 @@ export class Scraper {
       languages: req.location?.languages,
       signal: deadline,
       // A media URL asked for audio/video: the media stage downloads it under its own cap.
-      ...(wantsMedia(plan.formats) ? { skipBodyOf: isMediaFileType } : {}),
+      ...(wantsMedia(plan.formats) ? { skipBody: isMediaFile } : {}),
     };
     const wantsEnhanced = req.proxy === 'enhanced' || req.proxy === 'stealth';
     const response = await http.fetch({ ...base, proxy: wantsEnhanced ? 'enhanced' : 'basic' });
@@ -434,7 +437,9 @@ export class Scraper {
     let media: MediaCandidate[] | undefined;
     let credits = baseCredits;
     const f = plan.formats;
-    const kind = detectContentKind(page.contentType, page.finalUrl, page.body);
+    // A media file (by type, or by its bytes under application/octet-stream) is the media
+    // formats' own; its body may be only its first bytes (left unread by the engine).
+    const kind = wantsMedia(f) && isMediaFile(page.contentType, page.body) ? 'media' : detectContentKind(page.contentType, page.finalUrl, page.body);
     const base = {
       sourceURL: req.url,
       url: page.finalUrl,
@@ -653,9 +658,16 @@ function withFragment(finalUrl: string, requested: string): string {
   return u.href;
 }
 
+// The requested URL and host out of the message, and any other URL (a media file's, a redirect
+// target's, both read from the target) with them.
 function withoutUrl(err: ScrapeError, url: string): ScrapeError {
   const host = URL.canParse(url) ? new URL(url).hostname : url;
-  const message = err.message.split(url).join('the requested URL').split(host).join('the requested host');
+  const message = err.message
+    .split(url)
+    .join('the requested URL')
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '(a URL withheld)')
+    .split(host)
+    .join('the requested host');
   return message === err.message ? err : new ScrapeError(err.statusCode, err.code, message);
 }
 

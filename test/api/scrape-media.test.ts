@@ -4,12 +4,15 @@
 // media URL as the scrape URL. Every returned URL is downloaded and checked with ffprobe (codec,
 // size, duration) and decoded in full by ffmpeg. Also: no media (a warning), fallbacks, the size cap
 // (files, chunked bodies, the sum of HLS segments), the SSRF guard on media, playlist segments and
-// redirects, zero data retention, credits per started minute, Range requests on /v2/files, the
-// cache, the browser engine, ffmpeg missing, batch scrapes, and the options refused with them.
+// redirects, the caller's headers kept to the page's origin across redirects, zero data retention
+// (and its error messages without URLs), credits per started minute, Range requests on /v2/files,
+// the cache, the browser engine, media served as application/octet-stream, ffmpeg missing, an MP3
+// over the cap, the deadline killing ffmpeg, temporary files removed whatever happened, batch
+// scrapes, and the options refused with them.
 // ffmpeg and ffprobe are required (CI installs them): without them this file fails, it never skips.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -39,6 +42,11 @@ let svc: TestService;
 let call: Call;
 let mediaDir: string;
 let work: string;
+/** TMPDIR of this test process while it runs: where the scrapes' temporary media directories go. */
+let scratch: string;
+let savedTmpDir: string | undefined;
+/** A stand-in for ffprobe that records its pid, then sleeps for a minute. */
+let sleepyProbe: string;
 let probes = 0;
 const FILE_URL = /^http:\/\/127\.0\.0\.1:\d+\/v2\/files\/[0-9a-f]{32}\.(mp4|mp3)$/;
 
@@ -92,6 +100,8 @@ function assertError(res: Res, status: number, code: string, message?: RegExp): 
 }
 
 const pageUrl = (name: string) => site.url(`/media-pages/${name}`);
+/** Temporary media directories of scrapes (src/scrape/scrape.ts #attachMedia) still on disk. */
+const leftovers = async () => (await readdir(scratch)).filter((name) => name.startsWith('gleaner-media-'));
 const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
 /** Requests the fixture saw for paths starting with `prefix` since index `from`. */
 const seen = (prefix: string, from = 0) => site.requests.slice(from).filter((r) => r.path.startsWith(prefix)).map((r) => r.path);
@@ -101,6 +111,12 @@ before(async () => {
   mediaDir = await mkdtemp(join(tmpdir(), 'gleaner-media-fixtures-'));
   work = await mkdtemp(join(tmpdir(), 'gleaner-media-test-'));
   await buildMediaFixtures(mediaDir);
+  scratch = await mkdtemp(join(tmpdir(), 'gleaner-media-scratch-'));
+  savedTmpDir = process.env.TMPDIR;
+  process.env.TMPDIR = scratch;
+  sleepyProbe = join(work, 'sleepy-ffprobe');
+  await writeFile(sleepyProbe, `#!/bin/sh\necho $$ >> '${sleepyProbe}.pids'\nexec sleep 60\n`);
+  await chmod(sleepyProbe, 0o755);
   site = await startFixtureSite({ mediaDir });
   const started: { db?: Db } = {};
   svc = await startTestService({
@@ -108,24 +124,27 @@ before(async () => {
       // The pipeline behind a route whose HTTP engine has the SSRF test hook (as in
       // test/api/scrape.test.ts): "public.test" stands for a public site, resolves to the fixture
       // on loopback and is the only name let through; 127.0.0.1 and localhost stay private. Its
-      // media limits put the zero-data-retention inline cap under the clip's size.
+      // media limits put the zero-data-retention inline cap under the clip's size; ?media=capped
+      // has a MEDIA_MAX_BYTES of 200 kB, ?media=sleepy an ffprobe that never finishes.
       const http = new HttpEngine({
         allowPrivateNetwork: false,
         maxBytes: 1024 * 1024,
         ssrf: { resolver: async () => [{ address: '127.0.0.1', family: 4 }], isAllowed: (_ip, hostname) => hostname === 'public.test' },
       });
       app.addHook('onClose', () => http.close());
-      let scraper: Scraper | undefined;
+      const media = {
+        default: { ...DEFAULT_MEDIA_CONFIG, zdrMaxBytes: 10_000 },
+        capped: { ...DEFAULT_MEDIA_CONFIG, maxBytes: 200_000 },
+        sleepy: { ...DEFAULT_MEDIA_CONFIG, ffprobePath: sleepyProbe },
+      };
+      const scrapers = new Map<string, Scraper>();
       app.post('/test/guarded-scrape', async (request) => {
-        scraper ??= new Scraper({
-          db: started.db!,
-          http,
-          concurrency: new TeamConcurrency(),
-          maxConcurrency: 10,
-          log: app.log,
-          fileTtlMs: 60_000,
-          media: { ...DEFAULT_MEDIA_CONFIG, zdrMaxBytes: 10_000 },
-        });
+        const variant = ((request.query as { media?: string }).media ?? 'default') as keyof typeof media;
+        let scraper = scrapers.get(variant);
+        if (!scraper) {
+          scraper = new Scraper({ db: started.db!, http, concurrency: new TeamConcurrency(), maxConcurrency: 10, log: app.log, fileTtlMs: 60_000, media: media[variant] });
+          scrapers.set(variant, scraper);
+        }
         const { document } = await scraper.scrape(request.caller, scrapeRequest.parse(request.body), { publicUrl: `${request.protocol}://${request.host}` });
         return { success: true, data: document };
       });
@@ -138,6 +157,9 @@ before(async () => {
 after(async () => {
   await svc?.destroy();
   await site?.close();
+  if (savedTmpDir === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmpDir;
+  if (scratch) await rm(scratch, { recursive: true, force: true });
   if (mediaDir) await rm(mediaDir, { recursive: true, force: true });
   if (work) await rm(work, { recursive: true, force: true });
 });
@@ -253,6 +275,28 @@ describe('video: discovery and the stored file', () => {
     assert.equal(videoStream((await stored(data.video, 'video/mp4')).probed).width, mediaClips.hls.highWidth);
   });
 
+  test('the scrape URL itself served as application/octet-stream: MP4, MP3, HLS and DASH known by their bytes', async () => {
+    const octet = (path: string) => site.url(`${path}?octet=1`);
+    for (let i = 0; i < 2; i++) {
+      const data = ok(await scrape({ url: octet(mediaClips.clip.path), formats: ['video'] }));
+      assert.equal(data.metadata.contentType, 'application/octet-stream');
+      assert.equal(data.metadata.cacheState, 'miss', 'its body was left to the media stage, never cached');
+      assert.equal(data.metadata.videoMimeType, 'video/mp4', 'the type ffprobe read');
+      assert.ok((await stored(data.video, 'video/mp4')).body.equals(await fixture(mediaClips.clip.path)));
+    }
+    // An MP3 is audio: no video, its audio extracted.
+    const mp3 = ok(await scrape({ url: octet(mediaClips.long.path), formats: ['video', 'audio'] }));
+    assert.equal(mp3.video, undefined);
+    assert.match(mp3.warning, /video: no video was found on the page \(it has audio/);
+    near((await stored(mp3.audio, 'audio/mpeg')).probed.duration, mediaClips.long.duration, 0.5);
+    const hls = ok(await scrape({ url: octet(mediaClips.hls.master), formats: ['video'] }));
+    assert.equal(videoStream((await stored(hls.video, 'video/mp4')).probed).width, mediaClips.hls.highWidth);
+    const dash = ok(await scrape({ url: octet(mediaClips.dash.mpd), formats: ['video'] }));
+    near((await stored(dash.video, 'video/mp4')).probed.duration, mediaClips.dash.duration);
+    // Without the media formats such a body is what it was: bytes Gleaner cannot convert.
+    assertError(await scrape({ url: octet(mediaClips.clip.path), formats: ['markdown'] }), 415, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
+  });
+
   test('a page without media: success with a warning, no video or audio, only the page charged', async () => {
     const data = ok(await scrape({ url: pageUrl('none'), formats: ['markdown', 'video', 'audio'] }));
     assert.ok(data.markdown.includes('# No media'));
@@ -319,6 +363,15 @@ describe('audio', () => {
     assert.deepEqual(codecs(probed), ['audio:mp3']);
     near(probed.duration, mediaClips.clip.duration, 0.3);
     assert.deepEqual(seen('/media/', from), [mediaClips.clip.path]);
+  });
+
+  test('a video taken after a fallback serves the audio too: each file downloaded once', async () => {
+    const from = site.requests.length;
+    const data = ok(await scrape({ url: pageUrl('fallback'), formats: ['video', 'audio'] }));
+    assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
+    assert.equal(data.metadata.audioSourceURL, site.url(mediaClips.short.path));
+    assert.deepEqual(codecs((await stored(data.audio, 'audio/mpeg')).probed), ['audio:mp3']);
+    assert.deepEqual(seen('/media/', from), ['/media/missing.mp4', mediaClips.short.path]);
   });
 
   test('audio alone from a page with an <audio> source; a video without an audio track gives a warning', async () => {
@@ -402,6 +455,14 @@ describe('zero data retention', () => {
     const stored = await call('POST', '/test/guarded-scrape', { url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`, formats: ['video'] });
     assert.equal(stored.status, 200, stored.text);
   });
+
+  test('an error names no URL read from the target (it may be logged): not the media URL, not its host', async () => {
+    const res = await scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'], zeroDataRetention: true });
+    assertError(res, 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
+    assert.doesNotMatch(res.json.error, /missing\.mp4|127\.0\.0\.1|http:/);
+    // Without zero data retention the message names it.
+    assertError(await scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /missing\.mp4/);
+  });
 });
 
 describe('SSRF on media URLs', () => {
@@ -436,6 +497,28 @@ describe('SSRF on media URLs', () => {
   });
 });
 
+describe("the caller's headers", () => {
+  test("go to the page's origin only, on every hop: not to another origin a same-origin media URL redirects to", async () => {
+    const headers = { authorization: 'Bearer page-secret', 'x-page-token': 'page-secret' };
+    const elsewhere = `${site.hostOrigin('localhost')}${mediaClips.clip.path}`;
+    const src = `/redirect/to?url=${encodeURIComponent(elsewhere)}`;
+    const from = site.requests.length;
+    const data = ok(await scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent(src)}`), formats: ['video'], headers }));
+    assert.equal(data.metadata.videoSourceURL, elsewhere);
+    const hops = site.requests.slice(from);
+    const page = hops.find((r) => r.path.startsWith('/media-pages/video'))!;
+    const redirect = hops.find((r) => r.path.startsWith('/redirect/to'))!;
+    const media = hops.find((r) => r.path === mediaClips.clip.path)!;
+    assert.equal(page.headers.authorization, 'Bearer page-secret');
+    assert.equal(redirect.headers.authorization, 'Bearer page-secret', 'the media URL on the page\'s origin gets them');
+    assert.equal(redirect.headers['x-page-token'], 'page-secret');
+    assert.equal(media.host, 'localhost');
+    assert.equal(media.headers.authorization, undefined, 'not after the redirect to another origin');
+    assert.equal(media.headers['x-page-token'], undefined);
+    assert.equal(media.headers.referer, data.metadata.url, 'the Referer is the page');
+  });
+});
+
 describe('limits and failures', () => {
   let small: TestService;
   let callSmall: Call;
@@ -449,7 +532,11 @@ describe('limits and failures', () => {
     const tone = (await stat(join(mediaDir, 'tone.m4a'))).size;
     assert.ok(cap < segments.reduce((a, b) => a + b, 0) && cap < clip && tone < cap, `fixture sizes do not fit the test: ${JSON.stringify({ cap, segments, clip, tone })}`);
     // This service also has no ffmpeg: what fails before ffmpeg runs shows the cap, the rest 503.
-    small = await startTestService({ env: { MEDIA_MAX_BYTES: String(cap), FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' } });
+    // Its pages may be 4 kB at most (SCRAPE_MAX_BYTES): a media file as the scrape URL is not read
+    // as a page, whatever its size.
+    small = await startTestService({
+      env: { MEDIA_MAX_BYTES: String(cap), SCRAPE_MAX_BYTES: '4096', FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' },
+    });
     callSmall = client(small.url, small.key);
   });
   after(async () => {
@@ -461,6 +548,9 @@ describe('limits and failures', () => {
     tooLarge(await callSmall('POST', '/v2/scrape', { url: pageUrl('video-src'), formats: ['video'] }));
     tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(`/media-pages/video?src=${encodeURIComponent('/media/clip.mp4?chunked=1')}`), formats: ['video'] }));
     tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(mediaClips.clip.path), formats: ['video'] }));
+    tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['video'] }));
+    // The same URL read as a page is over SCRAPE_MAX_BYTES: the cap above is the media stage's.
+    assertError(await callSmall('POST', '/v2/scrape', { url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['rawHtml'] }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
     const from = site.requests.length;
     tooLarge(await callSmall('POST', '/v2/scrape', { url: pageUrl('hls-media'), formats: ['video'] }));
     assert.ok(seen('/media/hls/v1_', from).length >= 2, 'each segment fits: the sum is what overflowed');
@@ -471,6 +561,37 @@ describe('limits and failures', () => {
     const none = await callSmall('POST', '/v2/scrape', { url: pageUrl('none'), formats: ['video'] });
     assert.equal(none.status, 200, none.text);
     assert.match(none.json.data.warning, /no video was found/);
+  });
+});
+
+describe('ffmpeg bounded', () => {
+  const guarded = (body: Record<string, unknown>, media: string) => call('POST', `/test/guarded-scrape?media=${media}`, body);
+  const pub = () => `http://public.test:${site.port}`;
+
+  test('an MP3 larger than MEDIA_MAX_BYTES is refused though its source fits (ffmpeg stops at the cap)', async () => {
+    const source = (await stat(join(mediaDir, 'silence.flac'))).size;
+    assert.ok(source < 200_000, String(source));
+    const page = `${pub()}/media-pages/video?src=${mediaClips.silence.path}`;
+    assertError(await guarded({ url: page, formats: ['audio'] }, 'capped'), 502, 'SCRAPE_MEDIA_TOO_LARGE', /silence\.flac exceeds 200000 bytes.*MEDIA_MAX_BYTES/);
+    // The source itself, as the video format keeps it, is within the cap.
+    const data = ok(await guarded({ url: page, formats: ['video'] }, 'capped'));
+    assert.equal(data.metadata.videoSize, source);
+  });
+
+  test("the scrape's deadline kills ffmpeg (here a stand-in ffprobe that never ends): 408, the process gone, nothing left on disk", async () => {
+    const started = Date.now();
+    const pending = guarded({ url: `${pub()}/media-pages/video?src=${mediaClips.short.path}`, formats: ['video'], timeout: 2000 }, 'sleepy');
+    const pidFile = `${sleepyProbe}.pids`;
+    while (!(await stat(pidFile).catch(() => undefined))) await new Promise((r) => setTimeout(r, 20));
+    // Meanwhile the scrape's directory is where leftovers() looks (so its checks can fail).
+    assert.equal((await leftovers()).length, 1);
+    const res = await pending;
+    assertError(res, 408, 'SCRAPE_TIMEOUT');
+    assert.ok(Date.now() - started < 10_000);
+    const pids = (await readFile(pidFile, 'utf8')).split('\n').filter(Boolean).map(Number);
+    assert.equal(pids.length, 1, 'the stand-in ran');
+    assert.throws(() => process.kill(pids[0], 0), { code: 'ESRCH' });
+    assert.deepEqual(await leftovers(), []);
   });
 });
 
@@ -500,5 +621,12 @@ describe('requests, batches', () => {
     assert.match(without.warning, /no video was found/);
     const { rows } = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE job_id = $1', [started.json.id]);
     assert.equal(rows[0].n, 1);
+  });
+});
+
+describe('temporary files', () => {
+  test('every scrape above (stored, inline, refused, failed, timed out) removed its temporary media directory', async () => {
+    // (The deadline test above saw one there while its scrape ran.)
+    assert.deepEqual(await leftovers(), []);
   });
 });

@@ -1,10 +1,11 @@
 // ffmpeg and ffprobe as the media formats run them: only local files, never the network (a
 // playlist or a concat list disguised as a media file is refused before anything is fetched),
-// remuxing and MP3 extraction checked on a generated clip, the MIME type of probed containers,
-// and a missing binary reported by name.
+// remuxing and MP3 extraction checked on a generated clip, the output cap (-fs) on a source that
+// inflates when re-encoded, the bound on processes running at once, an abort killing the process,
+// the MIME type of probed containers, and a missing binary reported by name.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,10 +13,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { FfmpegUnavailableError } from '../../src/scrape/errors.ts';
-import { Ffmpeg, FfmpegFailed, isExecutable, mediaType } from '../../src/scrape/media/ffmpeg.ts';
+import { Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge, isExecutable, mediaType } from '../../src/scrape/media/ffmpeg.ts';
 
 const run = promisify(execFile);
-const ffmpeg = new Ffmpeg({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' });
+const OPTIONS = { ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', maxProcesses: 2, maxBytes: 100 * 1024 * 1024 };
+const ffmpeg = new Ffmpeg(OPTIONS);
 const signal = () => AbortSignal.timeout(30_000);
 let dir: string;
 let server: Server;
@@ -38,7 +40,38 @@ before(async () => {
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
     '-f', 'mpegts', join(dir, 'clip.ts'),
   ]);
+  // Two minutes of FLAC silence: about 25 kB, and about 480 kB once encoded as MP3.
+  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo', '-t', '120', '-c:a', 'flac', join(dir, 'silence.flac')]);
 });
+
+/**
+ * A stand-in for ffprobe that logs "start PID" and "end PID" lines to `log` around `body`, then
+ * prints an empty JSON object (a probe of nothing).
+ */
+async function fakeProbe(name: string, log: string, body: string): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, `#!/bin/sh\necho "start $$" >> '${log}'\n${body}\necho "end $$" >> '${log}'\necho '{}'\n`);
+  await chmod(path, 0o755);
+  return path;
+}
+
+const logLines = async (log: string) => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await check()); ) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 after(async () => {
   await new Promise((resolve) => server.close(resolve));
@@ -92,11 +125,63 @@ describe('ffmpeg on local files only', () => {
     await assert.rejects(ffmpeg.extractMp3(videoOnly, join(dir, 'none.mp3'), signal()), FfmpegFailed, 'no audio track');
   });
 
-  test('an aborted run is killed and rejects with the reason', async () => {
+  test('what ffmpeg writes is capped at maxBytes (-fs): an MP3 far larger than its source is refused, not kept', async () => {
+    const source = (await stat(join(dir, 'silence.flac'))).size;
+    const maxBytes = 200_000;
+    assert.ok(source < maxBytes / 4, `the source fits well under the cap (${source})`);
+    const capped = new Ffmpeg({ ...OPTIONS, maxBytes });
+    const out = join(dir, 'silence-capped.mp3');
+    await assert.rejects(capped.extractMp3(join(dir, 'silence.flac'), out, signal()), (err: unknown) => err instanceof FfmpegOutputTooLarge && err.maxBytes === maxBytes);
+    // ffmpeg stopped at the cap rather than writing the whole file.
+    assert.ok((await stat(out)).size < maxBytes + 64 * 1024, String((await stat(out)).size));
+    const whole = join(dir, 'silence.mp3');
+    await ffmpeg.extractMp3(join(dir, 'silence.flac'), whole, signal());
+    assert.ok((await stat(whole)).size > maxBytes, 'uncapped, the MP3 is larger than the cap');
+    // A remux is capped the same way.
+    await assert.rejects(new Ffmpeg({ ...OPTIONS, maxBytes: 10_000 }).remuxToMp4([{ path: join(dir, 'clip.ts'), streams: 'all' }], join(dir, 'capped.mp4'), signal()), FfmpegOutputTooLarge);
+  });
+
+  test('an aborted run is killed (the process is gone) and rejects with the reason', async () => {
+    const log = join(dir, 'abort.log');
+    const slow = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('sleepy-probe', log, 'exec sleep 30'), maxProcesses: 1 });
     const controller = new AbortController();
-    const running = ffmpeg.extractMp3(join(dir, 'clip.ts'), join(dir, 'aborted.mp3'), controller.signal);
+    const running = slow.probe(join(dir, 'clip.ts'), controller.signal);
+    await until(async () => (await logLines(log)).length === 1, 'the process to start');
+    const pid = Number((await logLines(log))[0].split(' ')[1]);
+    assert.ok(alive(pid));
     controller.abort(new Error('deadline'));
-    await assert.rejects(running, /deadline|abort/i);
+    await assert.rejects(running, /deadline/);
+    assert.equal(alive(pid), false, 'killed, and reaped before the run settled');
+    // Its slot is free again (maxProcesses 1): the next run starts at once.
+    const quick = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('quick-probe', log, ''), maxProcesses: 1 });
+    assert.deepEqual(await quick.probe(join(dir, 'clip.ts'), signal()), { format: '', streams: [] });
+  });
+
+  test('maxProcesses: at most that many processes at once; a wait for a slot ends with the caller\'s deadline', async () => {
+    const log = join(dir, 'concurrency.log');
+    const limited = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('slow-probe', log, 'sleep 0.3'), maxProcesses: 2 });
+    await Promise.all(Array.from({ length: 5 }, () => limited.probe(join(dir, 'clip.ts'), signal())));
+    const lines = await logLines(log);
+    assert.equal(lines.length, 10);
+    let running = 0;
+    let most = 0;
+    for (const line of lines) {
+      running += line.startsWith('start') ? 1 : -1;
+      most = Math.max(most, running);
+    }
+    assert.equal(most, 2, lines.join(', '));
+
+    const busyLog = join(dir, 'busy.log');
+    const one = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('busy-probe', busyLog, 'exec sleep 30'), maxProcesses: 1 });
+    const holder = new AbortController();
+    const first = one.probe(join(dir, 'clip.ts'), holder.signal);
+    await until(async () => (await logLines(busyLog)).length === 1, 'the first process to start');
+    const started = Date.now();
+    await assert.rejects(one.probe(join(dir, 'clip.ts'), AbortSignal.timeout(200)), { name: 'TimeoutError' });
+    assert.ok(Date.now() - started < 5000);
+    assert.equal((await logLines(busyLog)).length, 1, 'the waiting run never started a process');
+    holder.abort(new Error('done'));
+    await assert.rejects(first, /done/);
   });
 
   test('MIME types of probed containers', () => {
@@ -114,7 +199,7 @@ describe('ffmpeg on local files only', () => {
   });
 
   test('a missing binary: MEDIA_FFMPEG_UNAVAILABLE naming it, the package and the variable', async () => {
-    const missing = new Ffmpeg({ ffmpegPath: '/nonexistent/ffmpeg', ffprobePath: '/nonexistent/ffprobe' });
+    const missing = new Ffmpeg({ ...OPTIONS, ffmpegPath: '/nonexistent/ffmpeg', ffprobePath: '/nonexistent/ffprobe' });
     await assert.rejects(missing.probe(join(dir, 'clip.ts'), signal()), (err: unknown) => {
       assert.ok(err instanceof FfmpegUnavailableError);
       assert.equal(err.code, 'MEDIA_FFMPEG_UNAVAILABLE');

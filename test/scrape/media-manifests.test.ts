@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { byteRange } from '../../src/api/routes/files.ts';
 import { DashUnsupported, isoDuration, parseMpd } from '../../src/scrape/media/dash.ts';
-import { HlsUnsupported, audioRendition, bestVariant, parsePlaylist } from '../../src/scrape/media/hls.ts';
+import { HlsUnsupported, MAX_SEGMENTS, audioRendition, bestVariant, parsePlaylist } from '../../src/scrape/media/hls.ts';
 
 const M3U8 = 'https://cdn.test/show/master.m3u8';
 
@@ -64,6 +64,12 @@ describe('HLS playlists', () => {
       ['#EXTM3U\n#EXT-X-MAP:URI="a.mp4"\n#EXTINF:1,\n1.m4s\n#EXT-X-MAP:URI="b.mp4"\n#EXTINF:1,\n2.m4s\n', /more than one initialisation section/],
       ['<html><body>Not found</body></html>', /no #EXTM3U/],
       ['#EXTM3U\n#EXT-X-ENDLIST\n', /no segment/],
+      // URIs that are no http(s) URL: refused by name here (not a TypeError, not the SSRF guard's "body.url").
+      ['#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n', /"file:\/\/\/etc\/passwd", which is not an http\(s\) URL/],
+      ['#EXTM3U\n#EXTINF:1,\nhttp://[broken\n', /"http:\/\/\[broken", which is not an http\(s\) URL/],
+      ['#EXTM3U\n#EXT-X-MAP:URI="data:video/mp4;base64,AAAA"\n#EXTINF:1,\na.ts\n', /"data:video\/mp4;base64,AAAA", which is not/],
+      ['#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nftp://x.test/v.m3u8\n', /"ftp:\/\/x\.test\/v\.m3u8"/],
+      [`#EXTM3U\n${'#EXTINF:1,\na.ts\n'.repeat(MAX_SEGMENTS + 1)}`, new RegExp(`more than ${MAX_SEGMENTS} segments`)],
     ];
     for (const [text, message] of refused) assert.throws(() => parsePlaylist(text, M3U8), (err: Error) => err instanceof HlsUnsupported && message.test(err.message), text);
   });
@@ -140,8 +146,20 @@ describe('DASH manifests', () => {
       [mpd('<AdaptationSet contentType="text"><Representation id="t" bandwidth="1"><BaseURL>subs.vtt</BaseURL></Representation></AdaptationSet>'), /no video or audio/],
       [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number$.m4s" duration="2"/>'), 'type="static"'), /without a presentation duration/],
       ['<html><body>no</body></html>', /no MPD element/],
+      [mpd(rep.replace('v.mp4', 'file:///etc/passwd')), /"file:\/\/\/etc\/passwd", which is not an http\(s\) URL/],
+      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="http://[x/$Number$.m4s" duration="1"/>')), /"http:\/\/\[x\/1\.m4s", which is not/],
+      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentList><Initialization sourceURL="gopher://x.test/i"/><SegmentURL media="1.m4s"/></SegmentList>')), /gopher/],
+      // A padding of a billion digits would build gigabytes of URL for each segment.
+      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number%0999999999d$.m4s" duration="1"/>')), /\$Number\$ padding of 999999999 digits/],
+      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Time%021d$.m4s" duration="1"/>')), /\$Time\$ padding of 21 digits/],
+      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number$.m4s"><SegmentTimeline><S d="1" r="60000"/></SegmentTimeline></SegmentTemplate>')), /more than 50000 segments/],
     ];
     for (const [xml, message] of refused) assert.throws(() => parseMpd(xml, MPD), (err: Error) => err instanceof DashUnsupported && message.test(err.message), xml);
+  });
+
+  test('a padding up to 20 digits (any 64-bit number) is taken', () => {
+    const m = parseMpd(mpd('<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentTemplate media="$Number%020d$.m4s" duration="2"/></Representation></AdaptationSet>'), MPD);
+    assert.deepEqual(m.video?.segments, [`https://cdn.test/dash/${'1'.padStart(20, '0')}.m4s`, `https://cdn.test/dash/${'2'.padStart(20, '0')}.m4s`]);
   });
 
   test('ISO 8601 durations', () => {
@@ -159,6 +177,10 @@ describe('file byte ranges', () => {
     assert.deepEqual(byteRange('bytes=990-5000', 1000), { start: 990, end: 999 });
     assert.deepEqual(byteRange('bytes=-10', 1000), { start: 990, end: 999 });
     assert.deepEqual(byteRange('bytes=-5000', 1000), { start: 0, end: 999 });
+    assert.deepEqual(byteRange('bytes=20-20', 1000), { start: 20, end: 20 });
+    // An empty file: no first byte to start from (416); a suffix is satisfiable but empty (the whole file, 200).
+    assert.equal(byteRange('bytes=0-', 0), 'unsatisfiable');
+    assert.equal(byteRange('bytes=-5', 0), undefined);
     assert.equal(byteRange('bytes=1000-', 1000), 'unsatisfiable');
     assert.equal(byteRange('bytes=-0', 1000), 'unsatisfiable');
     for (const whole of ['bytes=0-1,5-9', 'items=0-1', 'bytes=9-1', 'bytes=-', 'nonsense']) assert.equal(byteRange(whole, 1000), undefined, whole);

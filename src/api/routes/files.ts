@@ -64,9 +64,10 @@ export function byteRange(header: string, size: number): { start: number; end: n
   const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
   if (m[1] === '') {
-    // The last N bytes.
+    // The last N bytes. Of an empty file that is satisfiable but nothing: the whole (empty) file.
     const n = Number(m[2]);
-    if (n === 0 || size === 0) return 'unsatisfiable';
+    if (n === 0) return 'unsatisfiable';
+    if (size === 0) return undefined;
     return { start: Math.max(0, size - n), end: size - 1 };
   }
   const start = Number(m[1]);

@@ -29,7 +29,7 @@ export async function scrapeRoutes(
           'SCRAPE_SSL_ERROR, SCRAPE_TOO_MANY_REDIRECTS, SCRAPE_RESPONSE_TOO_LARGE, SCRAPE_SITE_ERROR (502), ' +
           'SCRAPE_UNSUPPORTED_FILE_ERROR (415), SCRAPE_ACTION_ERROR (400: an action failed; the message names its index), ' +
           'BROWSER_UNAVAILABLE (503: the request needs Chromium, which is not installed), SCRAPE_NO_CACHED_DATA and SCRAPE_LOCKDOWN_CACHE_MISS (404). ' +
-          'Formats audio and video: SCRAPE_MEDIA_TOO_LARGE (502: over MEDIA_MAX_BYTES, or MEDIA_ZDR_MAX_BYTES under zero data retention), ' +
+          'Formats audio and video: SCRAPE_MEDIA_TOO_LARGE (502: the media or its MP3 over MEDIA_MAX_BYTES, or MEDIA_ZDR_MAX_BYTES under zero data retention), ' +
           'SCRAPE_MEDIA_FETCH_FAILED (502: the media answered an error status), SCRAPE_MEDIA_UNSUPPORTED (422: not media, or an encrypted, live or ' +
           'otherwise unsupported stream), MEDIA_FFMPEG_UNAVAILABLE (503: ffmpeg is not installed); a page without media is a success with a warning. ' +
           "A target's own 4xx/5xx is a successful scrape with metadata.statusCode and metadata.error.",

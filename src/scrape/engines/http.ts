@@ -2,7 +2,7 @@
 // (so each hop is checked and cookies set along the way are kept), decompresses with a size cap,
 // and reports failures as ScrapeErrors with codes. It returns bytes; decoding and parsing happen
 // in the transform stage.
-import { type Readable, Transform, Writable } from 'node:stream';
+import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { type Dispatcher, ProxyAgent, request } from 'undici';
@@ -56,11 +56,20 @@ export interface HttpFetchRequest {
   maxRedirects?: number;
   signal?: AbortSignal;
   /**
-   * When this returns true for the answer's Content-Type, its body is not read (`bodySkipped`):
-   * a media file, which the media stage downloads itself under its own cap.
+   * Called once with the answer's Content-Type and its first HEAD_BYTES decoded bytes (all of a
+   * shorter body): true leaves the rest unread (`bodySkipped`), as for a media file, which the
+   * media stage downloads itself under its own cap.
    */
-  skipBodyOf?: (contentType: string) => boolean;
+  skipBody?: (contentType: string, head: Buffer) => boolean;
+  /**
+   * Headers sent only on hops to `origin`, never after a redirect elsewhere: a caller's
+   * credentials for one site (the media of a page get the page's headers on its origin only).
+   */
+  originHeaders?: { origin: string; headers: Record<string, string> };
 }
+
+/** The bytes HttpFetchRequest.skipBody sees. */
+export const HEAD_BYTES = 1024;
 
 export interface HttpResponse {
   /** The URL asked for. */
@@ -72,15 +81,14 @@ export interface HttpResponse {
   contentType: string;
   body: Buffer;
   redirects: string[];
-  /** The body was left unread (HttpFetchRequest.skipBodyOf); `body` is empty. */
+  /** The body was left unread past its first bytes (HttpFetchRequest.skipBody); `body` holds those. */
   bodySkipped?: boolean;
 }
 
-/** A download's answer: its body went to the destination (a file), or is here when none was given. */
+/** A download's answer; its body went to the destination. */
 export interface HttpDownload extends Omit<HttpResponse, 'body'> {
   /** Bytes received (decoded); 0 for a non-2xx answer, whose body is not read. */
   size: number;
-  body?: Buffer;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -107,11 +115,8 @@ export class HttpEngine {
     try {
       for (;;) {
         const res = await this.#follow(at, req, jar, redirects, signal);
-        if (req.skipBodyOf?.(header(res.headers, 'content-type') ?? '')) {
-          discard(res.body);
-          return { ...responseHead(req.url, at.url, res, redirects), body: Buffer.alloc(0), bodySkipped: true };
-        }
-        const page = await this.#read(req.url, at.url, res, redirects, signal);
+        const page = await this.#read(req.url, at.url, res, redirects, signal, req.skipBody);
+        if (page.bodySkipped) return page;
         const location = metaRefreshTarget(page);
         if (location === undefined || new URL(location, at.url).href === at.url.href) return page;
         if (redirects.length >= maxRedirects) throw new TooManyRedirectsError(req.url, maxRedirects);
@@ -126,20 +131,18 @@ export class HttpEngine {
   /**
    * GETs a file as fetch does (proxy, SSRF guard on every hop, redirects, cookies, decoding) but
    * without following <meta refresh>, and with a cap of its own: the decoded body is streamed
-   * into `to` (or kept in memory without it), at most `maxBytes`, else ResponseTooLargeError. A
-   * non-2xx answer's body is not read.
+   * into `to`, at most `maxBytes`, else ResponseTooLargeError. A non-2xx answer's body is not read.
    */
-  async download(req: HttpFetchRequest, opts: { maxBytes: number; to?: Writable }): Promise<HttpDownload> {
+  async download(req: HttpFetchRequest, opts: { maxBytes: number; to: Writable }): Promise<HttpDownload> {
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const at = { url: this.#check(req.url) };
     try {
       const redirects: string[] = [];
       const res = await this.#follow(at, req, new Map(), redirects, signal);
-      const head = responseHead(req.url, at.url, res, redirects);
       if (res.statusCode < 200 || res.statusCode > 299) {
         discard(res.body);
-        return { ...head, size: 0 };
+        return { ...responseHead(req.url, at.url, res, redirects, false), size: 0 };
       }
       const declared = Number(header(res.headers, 'content-length'));
       if (!header(res.headers, 'content-encoding') && declared > opts.maxBytes) {
@@ -154,22 +157,9 @@ export class HttpEngine {
           done(size > opts.maxBytes ? new ResponseTooLargeError(req.url, opts.maxBytes) : null, chunk);
         },
       });
-      const chunks: Buffer[] = [];
-      const sink =
-        opts.to ??
-        new Writable({
-          write(chunk: Buffer, _enc, done) {
-            chunks.push(chunk);
-            done();
-          },
-        });
-      await pipeline(decoded, count, sink, { signal });
+      await pipeline(decoded, count, opts.to, { signal });
       signal.throwIfAborted();
-      if (decoded !== res.body) {
-        delete head.headers['content-encoding'];
-        delete head.headers['content-length'];
-      }
-      return { ...head, size, ...(opts.to ? {} : { body: Buffer.concat(chunks, size) }) };
+      return { ...responseHead(req.url, at.url, res, redirects, decoded !== res.body), size };
     } catch (err) {
       throw this.#describe(err, at.url, req, timeout);
     }
@@ -218,6 +208,7 @@ export class HttpEngine {
       'accept-encoding': 'gzip, deflate, br, zstd',
     };
     for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
+    if (req.originHeaders?.origin === url.origin) for (const [k, v] of Object.entries(req.originHeaders.headers)) headers[k.toLowerCase()] = v;
     const cookies = [headers.cookie, ...[...jar].map(([k, v]) => `${k}=${v}`)].filter(Boolean);
     if (cookies.length) headers.cookie = cookies.join('; ');
     const dispatcher = await this.#dispatcher(url, req);
@@ -252,27 +243,44 @@ export class HttpEngine {
     await new Promise<void>((resolve, reject) => lookup(hostname, { all: true }, (err) => (err ? reject(err) : resolve())));
   }
 
-  async #read(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[], signal: AbortSignal): Promise<HttpResponse> {
+  async #read(
+    requestedUrl: string,
+    url: URL,
+    res: Dispatcher.ResponseData,
+    redirects: string[],
+    signal: AbortSignal,
+    skipBody?: HttpFetchRequest['skipBody'],
+  ): Promise<HttpResponse> {
     const chunks: Buffer[] = [];
     let size = 0;
     const decoded = decode(res.body, header(res.headers, 'content-encoding'));
+    const answer = (bodySkipped: boolean): HttpResponse => ({
+      ...responseHead(requestedUrl, url, res, redirects, decoded !== res.body),
+      body: Buffer.concat(chunks, size),
+      ...(bodySkipped ? { bodySkipped } : {}),
+    });
+    // Asked once, when HEAD_BYTES have arrived or the body ended shorter.
+    let skip = skipBody && ((head: Buffer) => skipBody(header(res.headers, 'content-type') ?? '', head));
     for await (const chunk of decoded) {
       size += (chunk as Buffer).length;
+      chunks.push(chunk as Buffer);
+      // Asked before the cap is applied: a media file is not a page, SCRAPE_MAX_BYTES is not its cap.
+      if (skip && size >= HEAD_BYTES) {
+        if (skip(Buffer.concat(chunks, size))) {
+          decoded.destroy();
+          discard(res.body);
+          return answer(true);
+        }
+        skip = undefined;
+      }
       if (size > this.#opts.maxBytes) {
         decoded.destroy();
         res.body.destroy();
         throw new ResponseTooLargeError(requestedUrl, this.#opts.maxBytes);
       }
-      chunks.push(chunk as Buffer);
     }
     signal.throwIfAborted();
-    const head = responseHead(requestedUrl, url, res, redirects);
-    if (decoded !== res.body) {
-      // The body is now the decoded bytes: say so, as a browser's view of the response would.
-      delete head.headers['content-encoding'];
-      delete head.headers['content-length'];
-    }
-    return { ...head, body: Buffer.concat(chunks, size) };
+    return answer(Boolean(skip?.(Buffer.concat(chunks, size))));
   }
 
   // Maps whatever failed (guard, DNS, socket, TLS, abort) to one ScrapeError with a code.
@@ -348,9 +356,15 @@ function discard(body: Readable): void {
   body.destroy();
 }
 
-function responseHead(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[]): Omit<HttpResponse, 'body'> {
+// `decoded`: the body is the decoded bytes, so the headers say so, as a browser's view of the
+// response would (no Content-Encoding, no Content-Length of the encoded bytes).
+function responseHead(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[], decoded: boolean): Omit<HttpResponse, 'body'> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  if (decoded) {
+    delete headers['content-encoding'];
+    delete headers['content-length'];
+  }
   return { requestedUrl, url: url.href, status: res.statusCode, headers, contentType: headers['content-type'] ?? '', redirects };
 }
 

@@ -3,13 +3,13 @@
 // (src/scrape/media/obtain.ts); `video` is that file, `audio` its first audio track as MP3. The
 // files are handed to `keep` (stored, or inlined under zero data retention) for the URLs that
 // become data.video and data.audio. A page without media is a warning, not an error.
-import { stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpEngine } from '../engines/http.ts';
-import { MediaFetchError, MediaUnsupportedError } from '../errors.ts';
+import { MediaFetchError, MediaTooLargeError, MediaUnsupportedError } from '../errors.ts';
 import { type MediaCandidate, type MediaTrack, candidatesFor } from '../media/discover.ts';
 import { MediaDownloader, type MediaDownloadOptions } from '../media/download.ts';
-import { type Ffmpeg, FfmpegFailed, type Probe, mediaType } from '../media/ffmpeg.ts';
+import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge, type Probe, mediaType } from '../media/ffmpeg.ts';
 import { type LocalMedia, obtainMedia } from '../media/obtain.ts';
 
 /** Candidates tried per format when the first is not media or cannot be downloaded (as a browser tries each <source>). */
@@ -18,7 +18,7 @@ const MAX_TRIES = 3;
 export interface MediaFormatDeps extends Omit<MediaDownloadOptions, 'http'> {
   http: HttpEngine;
   ffmpeg: Ffmpeg;
-  /** A directory of this scrape's own, removed by the caller afterwards. */
+  /** A directory of this scrape's own, removed by the caller afterwards (each candidate tried gets a subdirectory). */
   dir: string;
   /** Stores (or inlines) a finished file; resolves to the URL handed out. */
   keep: (file: { path: string; size: number; mimeType: string; ext: string; sourceUrl: string }) => Promise<string>;
@@ -67,8 +67,9 @@ export async function renderMediaFormats(want: { video: boolean; audio: boolean 
     if (!list.length) {
       warnings.push('audio: no audio or video was found on the page');
     } else {
-      // The video's download serves the audio too when it is the best audio candidate.
-      const source = shared && shared.url === list[0].url ? shared : await firstUsable(list, 'audio', false, d, warnings);
+      // Without an audio candidate of its own, the audio list is the video list: the video's
+      // download (after the same fallbacks) serves the audio too.
+      const source = shared && !list.some((c) => c.track === 'audio') ? shared : await firstUsable(list, 'audio', false, d, warnings);
       if (!source.probe.streams.some((s) => s.type === 'audio')) {
         warnings.push(`audio: the media has no audio track (${source.local.sourceUrl})`);
       } else {
@@ -77,6 +78,7 @@ export async function renderMediaFormats(want: { video: boolean; audio: boolean 
           await d.ffmpeg.extractMp3(source.local.path, mp3, d.signal);
         } catch (err) {
           if (err instanceof FfmpegFailed) throw new MediaUnsupportedError(source.url, `ffmpeg could not extract its audio (${err.message})`);
+          if (err instanceof FfmpegOutputTooLarge) throw new MediaTooLargeError(source.url, err.maxBytes, 'MEDIA_MAX_BYTES');
           throw err;
         }
         const probe = await d.ffmpeg.probe(mp3, d.signal);
@@ -98,7 +100,8 @@ export function mediaMinutes(m: MediaOutput | undefined): number {
 
 // The first candidate that downloads and reads as media. A candidate that answers with an error
 // status or is not media (a player page) is skipped with a warning; every other failure (size
-// cap, SSRF, timeout, ffmpeg missing) ends the scrape.
+// cap, SSRF, timeout, ffmpeg missing) ends the scrape. A candidate's files go with it when it
+// fails, so the disk holds one item's downloads at a time, not MAX_TRIES of them.
 async function firstUsable(
   list: MediaCandidate[],
   format: MediaTrack,
@@ -109,8 +112,10 @@ async function firstUsable(
   let firstError: unknown;
   for (const [i, c] of list.slice(0, MAX_TRIES).entries()) {
     const downloader = new MediaDownloader(c.url, d);
+    const dir = join(d.dir, `${format}-${i}`);
     try {
-      const local = await obtainMedia(c, { video }, { downloader, ffmpeg: d.ffmpeg, dir: d.dir, signal: d.signal }, `${format}-${i}`);
+      await mkdir(dir);
+      const local = await obtainMedia(c, { video }, { downloader, ffmpeg: d.ffmpeg, dir, signal: d.signal });
       let probe: Probe;
       try {
         probe = await d.ffmpeg.probe(local.path, d.signal);
@@ -122,6 +127,7 @@ async function firstUsable(
       if (firstError) warnings.push(`${format}: ${list[0].url} could not be used (${(firstError as { code: string }).code}); ${c.url} was taken instead`);
       return { url: c.url, local, probe };
     } catch (err) {
+      await rm(dir, { recursive: true, force: true });
       if (!(err instanceof MediaFetchError || err instanceof MediaUnsupportedError)) throw err;
       firstError ??= err;
     }

@@ -5,9 +5,12 @@
 // SegmentList (Initialization@sourceURL, SegmentURL@media), and one file per representation
 // (BaseURL, with or without SegmentBase), with BaseURL inherited MPD → Period → AdaptationSet →
 // Representation. Refused by name: live (type="dynamic"), several periods, DRM
-// (ContentProtection), byte ranges (@range, @mediaRange).
+// (ContentProtection), byte ranges (@range, @mediaRange), URLs that are not http(s), and
+// templates asking for absurd widths ($Number%0999999999d$) or more than MAX_SEGMENTS segments.
 import type { Element } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
+import { httpUrl } from './discover.ts';
+import { MAX_SEGMENTS } from './hls.ts';
 
 export interface DashTrack {
   contentType: 'video' | 'audio';
@@ -26,8 +29,8 @@ export interface DashManifest {
 /** Why a manifest cannot be used (the caller names the URL). */
 export class DashUnsupported extends Error {}
 
-/** Most segments one representation may list (a bound on a hostile or broken timeline). */
-const MAX_SEGMENTS = 50_000;
+/** The widest $Number%0Nd$ / $Time%0Nd$ padding taken (a 64-bit number has 20 digits). */
+const MAX_WIDTH = 20;
 
 export function parseMpd(xml: string, mpdUrl: string): DashManifest {
   const doc = parseDocument(xml, { xmlMode: true });
@@ -76,7 +79,7 @@ function segmentsOf(rep: Element, set: Element, period: Element, base: string, m
     const segments: string[] = [];
     const add = (number: number, time: number) => {
       if (segments.length >= MAX_SEGMENTS) throw new DashUnsupported(`more than ${MAX_SEGMENTS} segments`);
-      segments.push(new URL(fill(t.media, { ...vars, Number: number, Time: time }), base).href);
+      segments.push(resolve(fill(t.media, { ...vars, Number: number, Time: time }), base));
     };
     if (timeline) {
       const end = duration !== undefined ? duration * timescale : undefined;
@@ -102,7 +105,7 @@ function segmentsOf(rep: Element, set: Element, period: Element, base: string, m
     } else {
       throw new DashUnsupported('SegmentTemplate without a SegmentTimeline or @duration');
     }
-    return { ...(t.initialization ? { init: new URL(fill(t.initialization, vars), base).href } : {}), segments };
+    return { ...(t.initialization ? { init: resolve(fill(t.initialization, vars), base) } : {}), segments };
   }
   const list = levels.map((el) => kids(el, 'SegmentList')[0]).find(Boolean);
   if (list) {
@@ -110,10 +113,10 @@ function segmentsOf(rep: Element, set: Element, period: Element, base: string, m
     if (initEl?.attribs.range) throw new DashUnsupported('byte-range initialisation (Initialization@range) is not supported');
     const segments = kids(list, 'SegmentURL').map((s) => {
       if (s.attribs.mediaRange || !s.attribs.media) throw new DashUnsupported('byte-range segments (SegmentURL@mediaRange) are not supported');
-      return new URL(s.attribs.media, base).href;
+      return resolve(s.attribs.media, base);
     });
     if (!segments.length) throw new DashUnsupported('an empty SegmentList');
-    return { ...(initEl?.attribs.sourceURL ? { init: new URL(initEl.attribs.sourceURL, base).href } : {}), segments };
+    return { ...(initEl?.attribs.sourceURL ? { init: resolve(initEl.attribs.sourceURL, base) } : {}), segments };
   }
   // SegmentBase or nothing: the representation is one file, at its BaseURL.
   if (base === mpdUrl) throw new DashUnsupported('a representation without segment information or BaseURL');
@@ -129,6 +132,7 @@ function contentTypeOf(set: Element, rep: Element): 'video' | 'audio' | undefine
 function fill(template: string, vars: Record<string, string | number>): string {
   return template.replace(/\$(RepresentationID|Number|Bandwidth|Time)?(?:%0(\d+)d)?\$/g, (all, name: string | undefined, width?: string) => {
     if (!name) return '$';
+    if (Number(width) > MAX_WIDTH) throw new DashUnsupported(`a $${name}$ padding of ${width} digits`);
     const v = String(vars[name] ?? '');
     return width ? v.padStart(Number(width), '0') : v;
   });
@@ -145,7 +149,13 @@ export function isoDuration(text: string | undefined): number | undefined {
 function baseOf(el: Element, parent: string): string {
   const b = kids(el, 'BaseURL')[0];
   const text = b ? textOf(b).trim() : '';
-  return text ? new URL(text, parent).href : parent;
+  return text ? resolve(text, parent) : parent;
+}
+
+function resolve(ref: string, base: string): string {
+  const url = httpUrl(ref, base);
+  if (!url) throw new DashUnsupported(`the manifest gives "${ref.slice(0, 200)}", which is not an http(s) URL`);
+  return url.href;
 }
 
 function kids(el: Element, name: string): Element[] {

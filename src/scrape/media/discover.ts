@@ -2,13 +2,13 @@
 // schema.org VideoObject/AudioObject contentUrl (JSON-LD, microdata, RDFa), or the scrape URL
 // itself when it answers with media or a streaming manifest. Pure: it reads the parsed page (the
 // rendered DOM when the browser ran) and never fetches. blob: and data: URLs (players feeding
-// Media Source Extensions, inline media) cannot be downloaded and are skipped.
+// Media Source Extensions, inline media) cannot be downloaded and are skipped. Whether a candidate
+// is a file or a manifest is decided by what it answers (src/scrape/media/obtain.ts).
 import { selectAll } from 'css-select';
 import type { AnyNode, Document, Element } from 'domhandler';
 import { type StructuredData, asList, findByType, isObj } from '../../extract/structured-data.ts';
+import { sniffMedia } from './sniff.ts';
 
-/** How the media is delivered: one file, or a stream assembled from an HLS or DASH manifest. */
-export type MediaKind = 'file' | 'hls' | 'dash';
 /** What the page says the media is. */
 export type MediaTrack = 'video' | 'audio';
 export type MediaOrigin = 'video-element' | 'audio-element' | 'source' | 'og' | 'json-ld' | 'microdata' | 'rdfa' | 'direct';
@@ -16,7 +16,6 @@ export type MediaOrigin = 'video-element' | 'audio-element' | 'source' | 'og' | 
 export interface MediaCandidate {
   /** Absolute http(s) URL. */
   url: string;
-  kind: MediaKind;
   track: MediaTrack;
   from: MediaOrigin;
   /** The type the page declares (<source type>, og:video:type, encodingFormat). */
@@ -27,6 +26,8 @@ export interface MediaCandidate {
 
 const HLS_TYPE = /mpegurl/i;
 const DASH_TYPE = /dash\+xml/i;
+// Types that say nothing of what the body is: its first bytes decide.
+const UNINFORMATIVE_TYPE = /^(|application\/octet-stream|binary\/octet-stream|application\/unknown|application\/x-download|application\/force-download)$/;
 // Declared types that are a player page or a plugin, never a media file.
 const NOT_MEDIA_TYPE = /^(text\/html|application\/xhtml|application\/x-shockwave-flash)/i;
 
@@ -53,23 +54,51 @@ export function discoverMedia(doc: Document, baseUrl: string, structured: Struct
 }
 
 /**
- * The scrape URL's own answer as media: a video/audio file, or an HLS/DASH manifest (by type, or
- * by its first bytes when the type says nothing useful).
+ * The scrape URL's own answer as media: a video/audio file (by its type, or by its first bytes
+ * when the type says nothing useful), or an HLS/DASH manifest (by type, or by its first bytes).
  */
-export function directMedia(url: string, contentType: string, body: Buffer): MediaCandidate | undefined {
-  const type = contentType.split(';', 1)[0].trim().toLowerCase();
-  const head = body.subarray(0, 1024).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
-  if (HLS_TYPE.test(type) || head.startsWith('#EXTM3U')) return { url, kind: 'hls', track: 'video', from: 'direct', mimeType: type || undefined };
-  if (DASH_TYPE.test(type) || (/xml/.test(type) && /<MPD[\s>]/.test(head))) return { url, kind: 'dash', track: 'video', from: 'direct', mimeType: type };
-  if (type.startsWith('video/')) return { url, kind: kindOf(url, type), track: 'video', from: 'direct', mimeType: type };
-  if (type.startsWith('audio/')) return { url, kind: kindOf(url, type), track: 'audio', from: 'direct', mimeType: type };
-  return undefined;
+export function directMedia(url: string, contentType: string, head: Buffer): MediaCandidate | undefined {
+  const type = baseType(contentType);
+  const mimeType = type ? { mimeType: type } : {};
+  const sniffed = sniffMedia(head);
+  if (HLS_TYPE.test(type) || DASH_TYPE.test(type) || sniffed?.kind === 'hls' || sniffed?.kind === 'dash') {
+    return { url, track: 'video', from: 'direct', ...mimeType };
+  }
+  const track = fileTrack(type, head);
+  return track && { url, track, from: 'direct', ...mimeType };
 }
 
-/** A Content-Type of a media file (not a manifest): such a body is left to the media stage. */
-export function isMediaFileType(contentType: string): boolean {
-  const type = contentType.split(';', 1)[0].trim().toLowerCase();
-  return (type.startsWith('video/') || type.startsWith('audio/')) && !HLS_TYPE.test(type);
+/**
+ * A media file (not a manifest): a video/audio Content-Type, or an uninformative one
+ * (application/octet-stream, none) over bytes that sniff as media. Such a body is left to the
+ * media stage, which downloads it under its own cap.
+ */
+export function isMediaFile(contentType: string, head: Buffer): boolean {
+  return fileTrack(baseType(contentType), head) !== undefined;
+}
+
+function fileTrack(type: string, head: Buffer): MediaTrack | undefined {
+  if (HLS_TYPE.test(type)) return undefined;
+  if (type.startsWith('video/')) return 'video';
+  if (type.startsWith('audio/')) return 'audio';
+  if (!UNINFORMATIVE_TYPE.test(type)) return undefined;
+  const sniffed = sniffMedia(head);
+  return sniffed?.kind === 'file' ? sniffed.track : undefined;
+}
+
+function baseType(contentType: string): string {
+  return contentType.split(';', 1)[0].trim().toLowerCase();
+}
+
+/** `ref` resolved against `base` when it is an absolute http(s) URL then, else undefined. */
+export function httpUrl(ref: string, base: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(ref, base);
+  } catch {
+    return undefined;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
 }
 
 /**
@@ -80,16 +109,6 @@ export function candidatesFor(candidates: MediaCandidate[], format: MediaTrack):
   const audio = candidates.filter((c) => c.track === 'audio');
   const video = candidates.filter((c) => c.track === 'video');
   return format === 'video' ? video : [...audio, ...video];
-}
-
-/** file, hls or dash: from the declared type, else the URL's extension. */
-export function kindOf(url: string, mimeType?: string): MediaKind {
-  if (mimeType && HLS_TYPE.test(mimeType)) return 'hls';
-  if (mimeType && DASH_TYPE.test(mimeType)) return 'dash';
-  const path = URL.canParse(url) ? new URL(url).pathname.toLowerCase() : '';
-  if (path.endsWith('.m3u8') || path.endsWith('.m3u')) return 'hls';
-  if (path.endsWith('.mpd')) return 'dash';
-  return 'file';
 }
 
 // <video> and <audio> in page order, each by its src or else its first usable <source>; larger
@@ -147,15 +166,10 @@ function candidate(
   if (!value || /^(blob|data|javascript):/i.test(value)) return undefined;
   const type = mimeType?.trim().toLowerCase() || undefined;
   if (type && NOT_MEDIA_TYPE.test(type)) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value, baseUrl);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  const url = httpUrl(value, baseUrl);
+  if (!url) return undefined;
   url.hash = '';
-  return { url: url.href, kind: kindOf(url.href, type), track, from, ...(type ? { mimeType: type } : {}), ...(area ? { area } : {}) };
+  return { url: url.href, track, from, ...(type ? { mimeType: type } : {}), ...(area ? { area } : {}) };
 }
 
 // The same URL found several ways counts once, where it was found first.

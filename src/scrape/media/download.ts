@@ -85,13 +85,15 @@ export class MediaDownloader {
       },
       final: (done) => (file ? file.end(done) : done()),
     });
-    const sameOrigin = new URL(url).origin === new URL(o.pageUrl).origin;
     let res;
     try {
       res = await o.http.download(
         {
           url,
-          headers: { accept: '*/*', referer: o.pageUrl, ...(sameOrigin ? o.headers : {}) },
+          headers: { accept: '*/*', referer: o.pageUrl },
+          // On every hop, redirects included: a same-origin media URL redirecting to a CDN must
+          // not carry the caller's cookies or Authorization there.
+          ...(o.headers ? { originHeaders: { origin: new URL(o.pageUrl).origin, headers: o.headers } } : {}),
           timeoutMs: Math.max(1, o.deadlineAt - Date.now()),
           signal: AbortSignal.any([o.signal, this.#stop.signal]),
           skipTlsVerification: o.skipTlsVerification,

@@ -1,15 +1,24 @@
 // ffmpeg and ffprobe (Debian's ffmpeg package) on local files only. Everything they read was
 // downloaded first through the guarded HTTP engine: each input is opened with the `file`
 // protocol alone (no network, no pipes) and a fixed list of container demuxers, so a crafted file
-// cannot make them open a playlist, a concat list or a URL of its own.
+// cannot make them open a playlist, a concat list or a URL of its own. What they write is capped
+// (-fs) at the media size cap: re-encoding can make a file far larger than its source (two minutes
+// of FLAC silence are 25 kB; their MP3 almost 500 kB). At most `maxProcesses` of them run at
+// once per instance (one per process: the Scraper's); the others wait within their deadline.
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { TeamConcurrency } from '../../jobs/concurrency.ts';
 import { FfmpegUnavailableError } from '../errors.ts';
 
-export interface FfmpegPaths {
+export interface FfmpegOptions {
   ffmpegPath: string;
   ffprobePath: string;
+  /** FFMPEG_MAX_PROCESSES: ffmpeg and ffprobe processes running at once. */
+  maxProcesses: number;
+  /** MEDIA_MAX_BYTES: the largest file ffmpeg may write. */
+  maxBytes: number;
 }
 
 /** Demuxers an input may be read with: media containers, never playlists or concat lists. */
@@ -34,11 +43,22 @@ export interface Probe {
 /** ffmpeg failed on an input (the message ends with its last error lines). */
 export class FfmpegFailed extends Error {}
 
-export class Ffmpeg {
-  readonly #paths: FfmpegPaths;
+/** ffmpeg's output reached FfmpegOptions.maxBytes, where it was cut off (the caller names the media). */
+export class FfmpegOutputTooLarge extends Error {
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`ffmpeg's output reached ${maxBytes} bytes`);
+    this.maxBytes = maxBytes;
+  }
+}
 
-  constructor(paths: FfmpegPaths) {
-    this.#paths = paths;
+export class Ffmpeg {
+  readonly #o: FfmpegOptions;
+  // One queue (the key is fixed): a process starts when fewer than maxProcesses run.
+  readonly #slots = new TeamConcurrency();
+
+  constructor(options: FfmpegOptions) {
+    this.#o = options;
   }
 
   async probe(path: string, signal: AbortSignal): Promise<Probe> {
@@ -69,20 +89,33 @@ export class Ffmpeg {
       ...(input.streams !== 'audio' ? ['-map', `${i}:v?`] : []),
       ...(input.streams !== 'video' ? ['-map', `${i}:a?`] : []),
     ]);
-    await this.#ffmpeg([...inputs.flatMap((i) => [...INPUT_GUARD, '-i', `file:${i.path}`]), ...maps, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', `file:${out}`], signal);
+    await this.#ffmpeg([...inputs.flatMap((i) => [...INPUT_GUARD, '-i', `file:${i.path}`]), ...maps, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4'], out, signal);
   }
 
   /** The first audio stream of the input, encoded as MP3 (LAME VBR quality 4, about 165 kbit/s). */
   async extractMp3(input: string, out: string, signal: AbortSignal): Promise<void> {
-    await this.#ffmpeg([...INPUT_GUARD, '-i', `file:${input}`, '-map', '0:a:0', '-vn', '-c:a', 'libmp3lame', '-q:a', '4', '-f', 'mp3', `file:${out}`], signal);
+    await this.#ffmpeg([...INPUT_GUARD, '-i', `file:${input}`, '-map', '0:a:0', '-vn', '-c:a', 'libmp3lame', '-q:a', '4', '-f', 'mp3'], out, signal);
   }
 
-  async #ffmpeg(args: string[], signal: AbortSignal): Promise<void> {
-    await this.#run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], signal);
+  // Writes `out`; -fs stops ffmpeg (successfully, with a truncated file) once it reaches maxBytes.
+  async #ffmpeg(args: string[], out: string, signal: AbortSignal): Promise<void> {
+    const max = this.#o.maxBytes;
+    await this.#run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, '-fs', String(max), `file:${out}`], signal);
+    if ((await stat(out)).size >= max) throw new FfmpegOutputTooLarge(max);
   }
 
-  #run(program: 'ffmpeg' | 'ffprobe', args: string[], signal: AbortSignal): Promise<string> {
-    const path = program === 'ffmpeg' ? this.#paths.ffmpegPath : this.#paths.ffprobePath;
+  async #run(program: 'ffmpeg' | 'ffprobe', args: string[], signal: AbortSignal): Promise<string> {
+    const slot = await this.#slots.acquire('ffmpeg', this.#o.maxProcesses, signal);
+    try {
+      signal.throwIfAborted();
+      return await this.#spawn(program, args, signal);
+    } finally {
+      slot.release();
+    }
+  }
+
+  #spawn(program: 'ffmpeg' | 'ffprobe', args: string[], signal: AbortSignal): Promise<string> {
+    const path = program === 'ffmpeg' ? this.#o.ffmpegPath : this.#o.ffprobePath;
     return new Promise((resolve, reject) => {
       const child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' });
       const out: Buffer[] = [];
@@ -91,6 +124,8 @@ export class Ffmpeg {
       // The last few lines are the reason; the rest is not kept.
       child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-2000)));
       child.on('error', (e: NodeJS.ErrnoException) => {
+        // Aborted: the process was sent SIGKILL; 'close' follows once it is gone (and its slot free).
+        if (e.name === 'AbortError') return;
         if (e.code === 'ENOENT' || e.code === 'EACCES') reject(new FfmpegUnavailableError(program, path));
         else reject(e);
       });

@@ -1,7 +1,12 @@
 // HLS playlists (RFC 8216), read without fetching: a master playlist lists variants (and
 // alternative renditions), a media playlist lists segments. What cannot be assembled by
 // concatenating segments is refused by name: encryption (EXT-X-KEY other than NONE), byte-range
-// segments (EXT-X-BYTERANGE) and more than one initialisation section (EXT-X-MAP).
+// segments (EXT-X-BYTERANGE), more than one initialisation section (EXT-X-MAP), a URI that is not
+// an http(s) URL, and more than MAX_SEGMENTS segments.
+import { httpUrl } from './discover.ts';
+
+/** Most segments a media playlist may list (as for DASH: a bound on a hostile or broken list). */
+export const MAX_SEGMENTS = 50_000;
 
 export interface HlsVariant {
   url: string;
@@ -42,7 +47,11 @@ export class HlsUnsupported extends Error {}
 export function parsePlaylist(text: string, baseUrl: string): HlsMaster | HlsMedia {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim());
   if (lines[0] !== '#EXTM3U') throw new HlsUnsupported('not an HLS playlist (no #EXTM3U header)');
-  const resolve = (u: string) => new URL(u, baseUrl).href;
+  const resolve = (u: string) => {
+    const url = httpUrl(u, baseUrl);
+    if (!url) throw new HlsUnsupported(`the playlist lists "${u.slice(0, 200)}", which is not an http(s) URL`);
+    return url.href;
+  };
   if (lines.some((l) => l.startsWith('#EXT-X-STREAM-INF'))) {
     const variants: HlsVariant[] = [];
     const renditions: HlsRendition[] = [];
@@ -88,6 +97,7 @@ export function parsePlaylist(text: string, baseUrl: string): HlsMaster | HlsMed
       if (init !== undefined && init !== url) throw new HlsUnsupported('more than one initialisation section (EXT-X-MAP) is not supported');
       init = url;
     } else if (!line.startsWith('#')) {
+      if (segments.length >= MAX_SEGMENTS) throw new HlsUnsupported(`more than ${MAX_SEGMENTS} segments`);
       segments.push(resolve(line));
       duration += pending ?? 0;
       pending = undefined;

@@ -2,15 +2,16 @@
 // DASH stream has its manifest read, its best rendition chosen (highest bandwidth; alternative
 // audio with it), every segment downloaded in order (the size cap counts them all) and
 // concatenated, and the result remuxed without re-encoding into an MP4. What a URL is, is decided
-// by its bytes (#EXTM3U, <MPD>), not only by what the page said.
+// by its bytes (#EXTM3U, <MPD>: src/scrape/media/sniff.ts), not by what the page said.
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MediaUnsupportedError } from '../errors.ts';
+import { MediaTooLargeError, MediaUnsupportedError } from '../errors.ts';
 import { DashUnsupported, parseMpd } from './dash.ts';
 import type { MediaCandidate } from './discover.ts';
 import type { MediaDownloader } from './download.ts';
-import { type Ffmpeg, FfmpegFailed } from './ffmpeg.ts';
+import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge } from './ffmpeg.ts';
 import { HlsUnsupported, type HlsMedia, audioRendition, bestVariant, parsePlaylist } from './hls.ts';
+import { SNIFF_BYTES, sniffMedia } from './sniff.ts';
 
 /** Which tracks are needed: the video format needs everything; audio alone may skip video renditions. */
 export interface Tracks {
@@ -31,7 +32,7 @@ export interface LocalMedia {
 export interface ObtainDeps {
   downloader: MediaDownloader;
   ffmpeg: Ffmpeg;
-  /** A directory of this scrape's own, removed afterwards. */
+  /** A directory of this candidate's own (its files have fixed names), removed afterwards. */
   dir: string;
   signal: AbortSignal;
 }
@@ -39,27 +40,30 @@ export interface ObtainDeps {
 /** Segments downloaded ahead of the one being written. */
 const SEGMENTS_IN_FLIGHT = 4;
 
-export async function obtainMedia(c: MediaCandidate, tracks: Tracks, d: ObtainDeps, name: string): Promise<LocalMedia> {
-  const path = join(d.dir, `${name}.source`);
+export async function obtainMedia(c: MediaCandidate, tracks: Tracks, d: ObtainDeps): Promise<LocalMedia> {
+  const path = join(d.dir, 'source');
   try {
     const first = await d.downloader.toFile(c.url, path);
-    const head = (await readHead(path)).replace(/^\xEF\xBB\xBF/, '').trimStart();
-    if (head.startsWith('#EXTM3U')) return await fromHls(await readFile(path, 'utf8'), first.url, tracks, d, name);
-    if (/<MPD[\s>]/.test(head)) return await fromDash(await readFile(path, 'utf8'), first.url, tracks, d, name);
-    if (/^text\/html|^application\/xhtml/i.test(first.contentType) || /^<(!doctype html|html|head|body)[\s>]/i.test(head)) {
+    const head = await readHead(path);
+    const sniffed = sniffMedia(head);
+    if (sniffed?.kind === 'hls') return await fromHls(await readFile(path, 'utf8'), first.url, tracks, d);
+    if (sniffed?.kind === 'dash') return await fromDash(await readFile(path, 'utf8'), first.url, tracks, d);
+    const text = head.toString('latin1').trimStart();
+    if (/^text\/html|^application\/xhtml/i.test(first.contentType) || /^<(!doctype html|html|head|body)[\s>]/i.test(text)) {
       throw new MediaUnsupportedError(c.url, 'it is a web page (a player?), not a media file');
     }
     return { path, assembled: false, sourceUrl: first.url, notes: [] };
   } catch (err) {
     if (err instanceof HlsUnsupported || err instanceof DashUnsupported) throw new MediaUnsupportedError(c.url, err.message);
     if (err instanceof FfmpegFailed) throw new MediaUnsupportedError(c.url, `ffmpeg could not assemble the stream (${err.message})`);
+    if (err instanceof FfmpegOutputTooLarge) throw new MediaTooLargeError(c.url, err.maxBytes, 'MEDIA_MAX_BYTES');
     throw err;
   } finally {
     d.downloader.stop();
   }
 }
 
-async function fromHls(text: string, url: string, tracks: Tracks, d: ObtainDeps, name: string): Promise<LocalMedia> {
+async function fromHls(text: string, url: string, tracks: Tracks, d: ObtainDeps): Promise<LocalMedia> {
   const playlist = parsePlaylist(text, url);
   const notes: string[] = [];
   const media = async (u: string): Promise<HlsMedia> => {
@@ -71,7 +75,7 @@ async function fromHls(text: string, url: string, tracks: Tracks, d: ObtainDeps,
   const parts: { path: string; streams: 'all' | 'video' | 'audio' }[] = [];
   const take = async (p: HlsMedia, part: string, streams: 'all' | 'video' | 'audio') => {
     if (!p.ended) notes.push(`the stream is live: the ${p.segments.length} segments listed when it was read were assembled`);
-    const out = join(d.dir, `${name}.${part}`);
+    const out = join(d.dir, part);
     await concatenate(p.init ? [p.init, ...p.segments] : p.segments, out, d.downloader);
     parts.push({ path: out, streams });
   };
@@ -84,10 +88,10 @@ async function fromHls(text: string, url: string, tracks: Tracks, d: ObtainDeps,
     if (tracks.video || !audio) await take(await media(variant.url), 'main', audio ? 'video' : 'all');
     if (audio?.url) await take(await media(audio.url), 'audio', 'audio');
   }
-  return { path: await remux(parts, d, name), assembled: true, sourceUrl: url, notes };
+  return { path: await remux(parts, d), assembled: true, sourceUrl: url, notes };
 }
 
-async function fromDash(text: string, url: string, tracks: Tracks, d: ObtainDeps, name: string): Promise<LocalMedia> {
+async function fromDash(text: string, url: string, tracks: Tracks, d: ObtainDeps): Promise<LocalMedia> {
   const mpd = parseMpd(text, url);
   const parts: { path: string; streams: 'all' | 'video' | 'audio' }[] = [];
   const chosen = [
@@ -96,15 +100,15 @@ async function fromDash(text: string, url: string, tracks: Tracks, d: ObtainDeps
     ...(mpd.audio ? [mpd.audio] : []),
   ];
   for (const t of chosen) {
-    const out = join(d.dir, `${name}.${t.contentType}`);
+    const out = join(d.dir, t.contentType);
     await concatenate(t.init ? [t.init, ...t.segments] : t.segments, out, d.downloader);
     parts.push({ path: out, streams: t.contentType === 'audio' ? 'audio' : 'all' });
   }
-  return { path: await remux(parts, d, name), assembled: true, sourceUrl: url, notes: [] };
+  return { path: await remux(parts, d), assembled: true, sourceUrl: url, notes: [] };
 }
 
-async function remux(parts: { path: string; streams: 'all' | 'video' | 'audio' }[], d: ObtainDeps, name: string): Promise<string> {
-  const out = join(d.dir, `${name}.mp4`);
+async function remux(parts: { path: string; streams: 'all' | 'video' | 'audio' }[], d: ObtainDeps): Promise<string> {
+  const out = join(d.dir, 'assembled.mp4');
   await d.ffmpeg.remuxToMp4(parts, out, d.signal);
   return out;
 }
@@ -132,12 +136,12 @@ async function concatenate(urls: string[], out: string, downloader: MediaDownloa
   }
 }
 
-async function readHead(path: string): Promise<string> {
+async function readHead(path: string): Promise<Buffer> {
   const file = await open(path, 'r');
   try {
-    const buf = Buffer.alloc(1024);
-    const { bytesRead } = await file.read(buf, 0, 1024, 0);
-    return buf.subarray(0, bytesRead).toString('latin1');
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await file.read(buf, 0, SNIFF_BYTES, 0);
+    return buf.subarray(0, bytesRead);
   } finally {
     await file.close();
   }
