@@ -699,7 +699,7 @@ export class Crawler {
     let document: ScrapeDocument;
     let credits: number;
     try {
-      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl, cache: this.#d.cache }, crawl.id));
+      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl, cache: this.#d.cache, filesExpireAt: new Date(crawl.expiresAt) }, crawl.id));
     } catch (err) {
       // The target's or the request's failure is the page's outcome; anything else (database,
       // shutdown) is retried.

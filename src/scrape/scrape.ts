@@ -63,6 +63,8 @@ export interface ScrapeContext {
   publicUrl: string;
   /** Page-cache access gathered with other scrapes' (crawl pages: src/store/pages.ts PageCacheBatcher); default: one statement each. */
   cache?: Pick<PageCacheBatcher, 'read' | 'write'>;
+  /** When the parent's results expire (a crawl's or batch's expiresAt): its files go no later. */
+  filesExpireAt?: Date;
 }
 
 export interface ScrapeOutcome {
@@ -330,9 +332,12 @@ export class Scraper {
     }
   }
 
-  /** Stores a binary output under the job for FILE_TTL_HOURS; resolves to its URL on our file route. */
+  /**
+   * Stores a binary output under the job for FILE_TTL_HOURS, or until the parent's results expire
+   * if sooner; resolves to its URL on our file route.
+   */
   async #storeFile(caller: Caller, jobId: string, ctx: ScrapeContext, data: Buffer, contentType: string, ext: string): Promise<string> {
-    const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType, data, ttlMs: this.#d.fileTtlMs });
+    const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType, data, ttlMs: this.#d.fileTtlMs, notAfter: ctx.filesExpireAt });
     return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
   }
 

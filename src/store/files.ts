@@ -12,6 +12,8 @@ export interface NewFile extends StoredFile {
   jobId?: string;
   /** How long the file stays readable. */
   ttlMs: number;
+  /** And no later than this (its parent's results' expiry). */
+  notAfter?: Date;
 }
 
 /** Stores the file and returns its id (32 hex characters, the read permission). */
@@ -19,8 +21,8 @@ export async function storeFile(db: Queryable, file: NewFile): Promise<string> {
   const id = randomBytes(16).toString('hex');
   await db.query(
     `INSERT INTO stored_files (id, team_id, job_id, content_type, data, expires_at)
-     VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6 * interval '1 millisecond')`,
-    [id, file.teamId, file.jobId ?? null, file.contentType, file.data, file.ttlMs],
+     VALUES ($1, $2, $3, $4, $5, LEAST(clock_timestamp() + $6 * interval '1 millisecond', $7::timestamptz))`,
+    [id, file.teamId, file.jobId ?? null, file.contentType, file.data, file.ttlMs, file.notAfter ?? null],
   );
   return id;
 }

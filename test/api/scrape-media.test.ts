@@ -619,8 +619,10 @@ describe('requests, batches', () => {
     assert.ok((await stored(withVideo.video, 'video/mp4')).body.equals(await fixture(mediaClips.clip.path)));
     assert.equal(without.video, undefined);
     assert.match(without.warning, /no video was found/);
-    const { rows } = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE job_id = $1', [started.json.id]);
+    const { rows } = await svc.db.query<{ n: number; expires: Date }>('SELECT count(*)::int AS n, max(expires_at) AS expires FROM stored_files WHERE job_id = $1', [started.json.id]);
     assert.equal(rows[0].n, 1);
+    // The batch's results expire in 24 h; its files with them, not FILE_TTL_HOURS (7 days) later.
+    assert.ok(rows[0].expires.getTime() <= new Date(status.expiresAt).getTime(), `file expires ${rows[0].expires.toISOString()}, batch ${status.expiresAt}`);
   });
 });
 
