@@ -8,8 +8,8 @@
 // statements, that is at every start-up. Every other function takes under 90 MB. So the module
 // is compiled here with raw_parser on Liftoff for good and every other function tiering up as
 // usual: the compiler peak goes, the other hot paths (executor, storage, WAL…) keep TurboFan's
-// speed, and parsing costs a little more CPU. (`--liftoff-only` on the whole process would also
-// remove the peak, at ~40 % more CPU per crawled page.)
+// speed, and parsing costs a little more CPU. (`--liftoff-only` on the whole process also
+// removes the peak, but then all of Postgres runs at about half its speed once warm.)
 //
 // How: V8 only tiers up a function whose Liftoff code counts its executions, and Liftoff leaves
 // the counting out while the flag --wasm-tier-up-filter names another function. raw_parser is
@@ -197,7 +197,8 @@ export function pgliteWasmModule(): WasmModule | undefined {
   v8.setFlagsFromString('--experimental-wasm-compilation-hints');
   v8.setFlagsFromString('--wasm-tier-up-filter=0');
   try {
-    // Synchronous on purpose: nothing else compiles while the flags are set.
+    // Synchronous on purpose: this thread compiles nothing else while the flags are set (a lazy
+    // compile in another thread during these ~0.1 s would only keep that function on Liftoff).
     cached = new WebAssembly.Module(withLiftoffHint(bytes, layout, parser));
   } catch {
     cached = null;
