@@ -2,8 +2,12 @@
 // (/generated/1 … /generated/2000, each linking to 2n, 2n+1, n+1, 7n mod 2000 + 1 and 1: every
 // page is reachable from /generated/1), with Markdown output, by Gleaner and by Crawlee.
 //
-// - Gleaner: the real service as a child process (`node src/server.ts`, PGlite in a temporary
-//   DATA_DIR, default GLEANER_WORKERS and team concurrency unless GLEANER_BENCH_WORKERS is set),
+// - Gleaner: the real service as a child process, started as `npm start` starts it (package.json's
+//   start script: its environment variables, `node`, its Node flags, `src/server.ts`), PGlite in a temporary DATA_DIR,
+//   default GLEANER_WORKERS and team concurrency unless GLEANER_BENCH_WORKERS is set. Twice per
+//   round: on a fresh data directory (the run includes PGlite's initdb child and the migrations)
+//   and on an existing one (made by a start and a graceful stop of the service first, not
+//   measured; the run is a restart: migrations already applied). Each run:
 //   POST /v2/crawl {url, limit: 2000, sitemap: "skip", crawlEntireDomain: true,
 //   ignoreRobotsTxt: true, scrapeOptions: {formats: ["markdown"]}} (robots.txt ignored as Crawlee
 //   does by default: the fixture's Crawl-delay of 1 s would make it 1 page/s), then GET /v2/crawl/{id}?limit=1 every 100 ms until
@@ -15,20 +19,22 @@
 //   plugin, same start URL, same-hostname links, maxRequestsPerCrawl 2000, in-memory storage;
 //   its concurrency setting is explained there). Wall time: crawler.run() as the child measures it.
 //
-// Peak RSS: of each child and any processes under it (there should be none: plain HTML needs no
-// browser), sampled every 100 ms from /proc; the child's own VmHWM is reported beside it. Both
-// include the process's start-up (PGlite's initdb, Crawlee's modules); for Gleaner the RSS when
-// ready and the peak between the POST and completion are printed too.
+// Peak RSS: of each child and any processes under it (Gleaner's initdb child on a fresh data
+// directory; plain HTML needs no browser), summed, sampled every 100 ms from /proc, from the
+// process's start to the end of the crawl; the child's own VmHWM is reported beside it. For
+// Gleaner the RSS when ready and the peak between the POST and completion are printed too.
 // Store: PGlite (the default) unless CRAWL_BENCH_DATABASE_URL names a Postgres database; then
 // Gleaner runs on it, in a schema of its own dropped afterwards (the scale-out setup: the process
 // holds no database, so its RSS is the crawler's own).
-// Knobs: CRAWL_BENCH_ONLY=gleaner|crawlee, CRAWL_BENCH_PROGRESS=1, GLEANER_BENCH_WORKERS,
-// GLEANER_BENCH_TEAM_CONCURRENCY, GLEANER_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+// Knobs: CRAWL_BENCH_ONLY=gleaner|crawlee, CRAWL_BENCH_MODES=fresh,existing (which Gleaner runs),
+// CRAWL_BENCH_PROGRESS=1, GLEANER_BENCH_WORKERS, GLEANER_BENCH_TEAM_CONCURRENCY,
+// GLEANER_BENCH_NODE_ARGS (added to the start script's flags, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
 //
 // Figures: pages/s of each, the ratio (goal: Gleaner ≥ 5× Crawlee) and peak RSS (goal: Gleaner
 // < 400 MB). Rounds (default 2, CRAWL_BENCH_ROUNDS) alternate which goes first. A missed goal is
 // printed, not an error.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -44,6 +50,25 @@ const ROUNDS = Number(process.env.CRAWL_BENCH_ROUNDS || 2);
 const TIMEOUT_MS = 10 * 60_000;
 const root = new URL('../', import.meta.url).pathname;
 const node = process.execPath;
+type Mode = 'fresh' | 'existing';
+const MODES = (process.env.CRAWL_BENCH_MODES || 'fresh,existing').split(',').filter((m): m is Mode => m === 'fresh' || m === 'existing');
+
+/**
+ * How `npm start` runs the service: package.json's start script is
+ * "[NAME=value …] node [flags …] src/server.ts"; its environment assignments and Node flags.
+ */
+function startScript(): { env: Record<string, string>; nodeArgs: string[] } {
+  const words = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0])) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name] = value.join('=');
+  }
+  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') throw new Error(`unexpected start script: ${words.join(' ')}`);
+  return { env, nodeArgs: words.slice(1, -1) };
+}
+const start = startScript();
+const serviceNodeArgs = [...start.nodeArgs, ...(process.env.GLEANER_BENCH_NODE_ARGS ? process.env.GLEANER_BENCH_NODE_ARGS.split(' ') : [])];
 
 const site = await startFixtureSite({ generatedTotal: PAGES });
 const startUrl = site.url('/generated/1');
@@ -115,6 +140,8 @@ function watchMemory(pid: number): { mark(): void; stop(): Promise<{ peakKb: num
 // ---------------------------------------------------------------------------------------------
 
 interface Run {
+  /** Gleaner: the data directory it started on. */
+  mode?: Mode;
   pages: number;
   wallMs: number;
   peakMb: number;
@@ -155,7 +182,29 @@ async function cpuSeconds(pid: number): Promise<number> {
   }
 }
 
-async function gleaner(): Promise<Run> {
+async function waitReady(child: ChildProcess, base: string): Promise<void> {
+  for (let t = Date.now(); ; ) {
+    if (child.exitCode !== null) throw new Error(`gleaner exited with ${child.exitCode} at start-up`);
+    try {
+      const res = await request(`${base}/ready`);
+      await res.body.dump();
+      if (res.statusCode === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() - t > 120_000) throw new Error('gleaner did not become ready in 120 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited(child);
+  clearTimeout(t);
+}
+
+async function gleaner(mode: Mode): Promise<Run> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gleaner-crawl-bench-'));
   const pg = process.env.CRAWL_BENCH_DATABASE_URL;
   const schema = `gleaner_bench_${Date.now().toString(36)}`;
@@ -164,6 +213,7 @@ async function gleaner(): Promise<Run> {
   const base = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     ...process.env,
+    ...start.env,
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -174,23 +224,21 @@ async function gleaner(): Promise<Run> {
   } as Record<string, string>;
   if (process.env.GLEANER_BENCH_WORKERS) env.GLEANER_WORKERS = process.env.GLEANER_BENCH_WORKERS;
   if (process.env.GLEANER_BENCH_TEAM_CONCURRENCY) env.GLEANER_TEAM_MAX_CONCURRENCY = process.env.GLEANER_BENCH_TEAM_CONCURRENCY;
-  const extraArgs = process.env.GLEANER_BENCH_NODE_ARGS ? process.env.GLEANER_BENCH_NODE_ARGS.split(' ') : [];
-  const child = spawn(node, [...extraArgs, 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const spawnService = () => spawn(node, [...serviceNodeArgs, 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (mode === 'existing') {
+    // The data directory a restart finds: created, migrated and the key stored by a first start.
+    const first = spawnService();
+    try {
+      await waitReady(first, base);
+    } finally {
+      await stop(first);
+    }
+  }
+  const child = spawnService();
   const mem = watchMemory(child.pid!);
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   try {
-    for (let t = Date.now(); ; ) {
-      if (child.exitCode !== null) throw new Error(`gleaner exited with ${child.exitCode} at start-up`);
-      try {
-        const res = await request(`${base}/ready`);
-        await res.body.dump();
-        if (res.statusCode === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() - t > 60_000) throw new Error('gleaner did not become ready in 60 s');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady(child, base);
     const cpu0 = await cpuSeconds(child.pid!);
     const idleKb = await kb(child.pid!, 'VmRSS');
     mem.mark();
@@ -236,13 +284,10 @@ async function gleaner(): Promise<Run> {
       if (!page.next || page.data.length === 0) break;
     }
     const note = docs !== PAGES || empty || urls.size !== PAGES ? `CHECK FAILED: ${docs} documents, ${urls.size} distinct URLs, ${empty} with empty markdown` : undefined;
-    return { pages: status.completed, wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, cpuS, idleMb: mb(idleKb), crawlPeakMb: mb(m.sinceMarkKb), note };
+    return { mode, pages: status.completed, wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, cpuS, idleMb: mb(idleKb), crawlPeakMb: mb(m.sinceMarkKb), note };
   } finally {
     await mem.stop();
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited(child);
-    clearTimeout(t);
+    await stop(child);
     await rm(dataDir, { recursive: true, force: true });
     if (pg) {
       const client = new pgClient.Client({ connectionString: pg });
@@ -292,13 +337,24 @@ const desc = (name: string, r: Run) =>
 
 try {
   const runs = { gleaner: [] as Run[], crawlee: [] as Run[] };
-  console.log(`site: ${PAGES} generated pages from ${startUrl}; ${ROUNDS} rounds, alternating order; Gleaner on ${process.env.CRAWL_BENCH_DATABASE_URL ? 'Postgres' : 'PGlite'}`);
+  console.log(
+    `site: ${PAGES} generated pages from ${startUrl}; ${ROUNDS} rounds, alternating order; Gleaner on ${process.env.CRAWL_BENCH_DATABASE_URL ? 'Postgres' : 'PGlite'} ` +
+      `(${Object.entries(start.env).map(([k, v]) => `${k}=${v} `).join('')}node ${serviceNodeArgs.join(' ')} src/server.ts; data directory: ${MODES.join(' and ')})`,
+  );
+  const contenders = [...MODES.map((m) => `gleaner:${m}` as const), 'crawlee' as const];
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 ? (['crawlee', 'gleaner'] as const) : (['gleaner', 'crawlee'] as const);
-    for (const which of order.filter((w) => !process.env.CRAWL_BENCH_ONLY || w === process.env.CRAWL_BENCH_ONLY)) {
-      const r = which === 'gleaner' ? await gleaner() : await crawlee();
-      runs[which].push(r);
-      console.log(`round ${round + 1} ${desc(which === 'gleaner' ? 'Gleaner' : 'Crawlee CheerioCrawler + turndown', r)}`);
+    const order = round % 2 ? [...contenders].reverse() : contenders;
+    for (const which of order.filter((w) => !process.env.CRAWL_BENCH_ONLY || w.startsWith(process.env.CRAWL_BENCH_ONLY))) {
+      if (which === 'crawlee') {
+        const r = await crawlee();
+        runs.crawlee.push(r);
+        console.log(`round ${round + 1} ${desc('Crawlee CheerioCrawler + turndown', r)}`);
+      } else {
+        const mode = which.slice('gleaner:'.length) as Mode;
+        const r = await gleaner(mode);
+        runs.gleaner.push(r);
+        console.log(`round ${round + 1} ${desc(`Gleaner (${mode} data directory)`, r)}`);
+      }
     }
   }
   if (!runs.gleaner.length || !runs.crawlee.length) process.exit(0);
@@ -307,13 +363,22 @@ try {
   const g = mean(runs.gleaner);
   const c = mean(runs.crawlee);
   const ratio = g / c;
+  const byMode = MODES.map((m) => {
+    const xs = runs.gleaner.filter((r) => r.mode === m);
+    return `${m} ${mean(xs).toFixed(0)} pages/s = ${(mean(xs) / c).toFixed(2)}x`;
+  });
   console.log(
-    `RESULT crawl: ${g.toFixed(0)} pages/s = ${ratio.toFixed(2)}x Crawlee CheerioCrawler + turndown (${c.toFixed(0)} pages/s), ${PAGES}-page link crawl with markdown (goal ≥ 5x: ${ratio >= 5 ? 'met' : 'NOT MET'})`,
+    `RESULT crawl: ${g.toFixed(0)} pages/s = ${ratio.toFixed(2)}x Crawlee CheerioCrawler + turndown (${c.toFixed(0)} pages/s), ${PAGES}-page link crawl with markdown (${byMode.join(', ')}; goal ≥ 5x: ${ratio >= 5 ? 'met' : 'NOT MET'})`,
   );
-  const crawlPeak = Math.max(...runs.gleaner.map((r) => r.crawlPeakMb ?? 0));
-  console.log(
-    `RESULT crawl-rss: peak RSS ${peak(runs.gleaner).toFixed(0)} MB (during the crawl ${crawlPeak.toFixed(0)} MB) vs Crawlee ${peak(runs.crawlee).toFixed(0)} MB (goal < 400 MB: ${peak(runs.gleaner) < 400 ? 'met' : 'NOT MET'})`,
-  );
+  for (const m of MODES) {
+    const xs = runs.gleaner.filter((r) => r.mode === m);
+    const crawlPeak = Math.max(...xs.map((r) => r.crawlPeakMb ?? 0));
+    const own = Math.max(...xs.map((r) => r.hwmMb));
+    console.log(
+      `RESULT crawl-rss (${m} data directory): peak RSS ${peak(xs).toFixed(0)} MB from start-up to the end of the crawl, the service and its children ` +
+        `(the service process alone ${own.toFixed(0)} MB; during the crawl ${crawlPeak.toFixed(0)} MB) vs Crawlee ${peak(runs.crawlee).toFixed(0)} MB (goal < 400 MB: ${peak(xs) < 400 ? 'met' : 'NOT MET'})`,
+    );
+  }
 } finally {
   await site.close();
 }

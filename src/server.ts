@@ -1,9 +1,14 @@
 // Entry point: `npm start`. Reads configuration, starts the service, stops it on SIGTERM/SIGINT.
+// (package.json's start script sets the Node flags and allocator settings; README, "Memory".)
 import { loadConfigOrExit } from './config.ts';
-import { startService, stopOnSignals } from './service.ts';
+import { preparePgliteDataDir } from './store/db.ts';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  // A new embedded database is made by a child process (PGlite's initdb: ~450 MB for a few
+  // seconds); made before the service's modules load, it overlaps a ~70 MB process, not ~150 MB.
+  if (!config.databaseUrl) await preparePgliteDataDir(config.dataDir);
+  const { startService, stopOnSignals } = await import('./service.ts');
   const service = await startService(config);
   service.app.log.info({ url: service.url, database: service.db.kind }, 'gleaner ready');
   stopOnSignals(service);

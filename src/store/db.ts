@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Pool, PoolClient } from 'pg';
 import { openPgliteThread } from './pglite-thread.ts';
+import { PGLITE_INIT_NODE_ARGS } from './pglite-wasm.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -121,10 +122,27 @@ const execFileAsync = promisify(execFile);
 async function initPgliteDir(path: string): Promise<void> {
   const script = fileURLToPath(new URL('./pglite-init.ts', import.meta.url));
   try {
-    await execFileAsync(process.execPath, [script, path], { timeout: 120_000 });
+    await execFileAsync(process.execPath, [...PGLITE_INIT_NODE_ARGS, script, path], { timeout: 120_000 });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     throw new Error(`could not create the PGlite data directory ${path}: ${(e.stderr || e.message).trim()}`, { cause: err });
+  }
+}
+
+/**
+ * Creates the embedded database's directory if it does not exist yet, under the data directory's
+ * lock (openDb does the same when it opens a missing one). src/server.ts calls it before loading
+ * the rest of the service, so that the child doing it overlaps a process that is still small.
+ */
+export async function preparePgliteDataDir(dataDir: string): Promise<void> {
+  const dir = resolve(dataDir);
+  await mkdir(dir, { recursive: true });
+  const releaseLock = await lockDataDir(dir);
+  try {
+    const path = join(dir, 'pglite');
+    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
+  } finally {
+    await releaseLock();
   }
 }
 

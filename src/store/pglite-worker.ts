@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { pgliteCodecs, Utf8Text } from './pglite-codecs.ts';
+import { pgliteOptions } from './pglite-wasm.ts';
 import type { DbReply, DbRequest, SerializedDbError } from './pglite-thread.ts';
 
 const port = parentPort;
@@ -13,7 +14,7 @@ if (!port) throw new Error('pglite-worker.ts runs as a worker thread (src/store/
 const { path } = workerData as { path: string };
 let db: PGlite;
 try {
-  db = await PGlite.create(path, pgliteCodecs);
+  db = await PGlite.create(path, { ...pgliteCodecs, ...pgliteOptions(PGlite.defaultStartParams) });
 } catch (err) {
   port.postMessage({ id: 0, error: serializeError(err) } satisfies DbReply);
   process.exit(1);

@@ -1,7 +1,8 @@
 // What the page sees of its visitor: device (desktop, or a real mobile profile from Playwright's
 // device descriptors), country (timezone and locale), languages (Accept-Language and
 // navigator.language/languages), and the caller's headers and cookies.
-import { type BrowserContextOptions, devices } from 'playwright-core';
+import type { BrowserContextOptions } from 'playwright-core';
+import { playwright } from './playwright.ts';
 
 export interface BrowserLocation {
   /** ISO 3166-1 alpha-2 (case-insensitive). Default US; unknown countries get UTC and en-US. */
@@ -131,7 +132,7 @@ export function emulation(input: EmulationInput): Emulation {
   const options: BrowserContextOptions = {};
   if (input.mobile) {
     const name = input.mobileDevice ?? DEFAULT_MOBILE_DEVICE;
-    const device = devices[name];
+    const device = playwright().devices[name];
     if (!device) throw new Error(`Unknown mobile device profile "${name}"`);
     const { defaultBrowserType: _browser, ...profile } = device;
     Object.assign(options, profile);

@@ -4,8 +4,9 @@
 // pages, then closes) and whenever it dies (the `disconnected` event) or hangs (the caller kills
 // it through `kill`).
 import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { BrowserUnavailableError } from '../../errors.ts';
+import { playwright } from './playwright.ts';
 
 /** Exactly the flags Gleaner runs Chromium with (besides Playwright's own automation flags). */
 export const CHROMIUM_ARGS = [
@@ -227,7 +228,7 @@ export class BrowserPool {
     const before = chromiumPids(path);
     let browser: Browser;
     try {
-      browser = await chromium.launch({
+      browser = await playwright().chromium.launch({
         executablePath: path,
         headless: true,
         args: CHROMIUM_ARGS,

@@ -1,0 +1,22 @@
+const root = process.argv[2];
+const { openDb } = await import(root + '/src/store/db.ts');
+const { migrate } = await import(root + '/src/store/migrations.ts');
+const { writeCachedPage } = await import(root + '/src/store/pages.ts');
+const dir = '/tmp/pgl/cpu-' + Math.random().toString(36).slice(2);
+const db = await openDb({ dataDir: dir });
+await migrate(db);
+const body = Buffer.from('<p>' + 'Lorem ipsum dolor sit amet consectetur '.repeat(6000)).subarray(0, 200_000);
+const run = async (n: number, tag: string) => {
+  const c0 = process.cpuUsage(); const t0 = performance.now();
+  for (let i = 0; i < n; i++) await writeCachedPage(db, tag + i, { url: 'http://x/', finalUrl: 'http://x/', statusCode: 200, contentType: 'text/html', headers: {}, body, fetchedAt: new Date(), engine: 'http' });
+  const c = process.cpuUsage(c0);
+  return { wall: (performance.now() - t0) / n, cpu: (c.user + c.system) / 1000 / n };
+};
+await run(50, 'w');
+const r = await run(200, 'm');
+const small = async (n: number) => { const c0 = process.cpuUsage(); const t0 = performance.now(); for (let i = 0; i < n; i++) await db.query('SELECT 1 AS x'); const c = process.cpuUsage(c0); return { wall: (performance.now() - t0) / n, cpu: (c.user + c.system) / 1000 / n }; };
+await small(200);
+const s = await small(2000);
+console.log(root.padEnd(14), '200KB write: wall', r.wall.toFixed(2), 'cpu', r.cpu.toFixed(2), '| SELECT 1: wall', s.wall.toFixed(3), 'cpu', s.cpu.toFixed(3));
+await db.close();
+(await import('node:fs')).rmSync(dir, { recursive: true, force: true });
