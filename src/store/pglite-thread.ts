@@ -37,7 +37,7 @@ const WORKER_URL = new URL('./pglite-worker.ts', import.meta.url);
 
 /** Opens the PGlite data directory `path` in a worker thread; `onClose` runs after it is closed. */
 export async function openPgliteThread(path: string, onClose: () => Promise<void>): Promise<Db> {
-  const worker = new Worker(WORKER_URL, { workerData: { path } });
+  const worker = new Worker(WORKER_URL, { workerData: { path }, execArgv: workerExecArgv() });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let stopped: Error | undefined;
@@ -124,6 +124,14 @@ export async function openPgliteThread(path: string, onClose: () => Promise<void
       }
     },
   };
+}
+
+// The thread inherits the process's Node options, unless one of them only means something for
+// the main script (`node --input-type=module -e …`), which would stop it from loading its file:
+// then it gets none (V8's flags are the process's anyway, and a worker refuses them in execArgv).
+function workerExecArgv(): string[] | undefined {
+  const mainOnly = (a: string) => a.startsWith('--input-type') || /^(-e|--eval|-p|--print)(=|$)/.test(a);
+  return process.execArgv.some(mainOnly) ? [] : undefined;
 }
 
 // Copying a parameter to the thread: structured clone takes ~0.6 ms for a 200 KB Buffer and
