@@ -135,29 +135,33 @@ async function initPgliteDir(path: string): Promise<void> {
  * the rest of the service, so that the child doing it overlaps a process that is still small.
  */
 export async function preparePgliteDataDir(dataDir: string): Promise<void> {
-  const dir = resolve(dataDir);
-  await mkdir(dir, { recursive: true });
-  const releaseLock = await lockDataDir(dir);
-  try {
-    const path = join(dir, 'pglite');
-    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
-  } finally {
-    await releaseLock();
-  }
+  const { releaseLock } = await lockedPgliteDir(dataDir);
+  await releaseLock();
 }
 
 async function openPglite(dataDir: string): Promise<Db> {
-  const dir = resolve(dataDir);
-  await mkdir(dir, { recursive: true });
-  const releaseLock = await lockDataDir(dir);
+  const { path, releaseLock } = await lockedPgliteDir(dataDir);
   try {
-    const path = join(dir, 'pglite');
-    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
     return await openPgliteThread(path, releaseLock);
   } catch (err) {
     await releaseLock();
     throw err;
   }
+}
+
+/** The data directory locked to this process, its database created if missing; the lock is the caller's to release. */
+async function lockedPgliteDir(dataDir: string): Promise<{ path: string; releaseLock: () => Promise<void> }> {
+  const dir = resolve(dataDir);
+  await mkdir(dir, { recursive: true });
+  const releaseLock = await lockDataDir(dir);
+  const path = join(dir, 'pglite');
+  try {
+    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
+  } catch (err) {
+    await releaseLock();
+    throw err;
+  }
+  return { path, releaseLock };
 }
 
 // PGlite keeps the whole database in one process; a second process opening the same directory
