@@ -148,6 +148,8 @@ interface Run {
   hwmMb: number;
   children: number;
   cpuS?: number;
+  /** CPU seconds of this process (the fixture site, and for Gleaner the status polling) during the crawl. */
+  siteCpuS?: number;
   /** Gleaner: RSS when ready, before the POST (start-up's peak is past by then). */
   idleMb?: number;
   /** Gleaner: largest RSS sampled between the POST and completion. */
@@ -242,6 +244,7 @@ async function gleaner(mode: Mode): Promise<Run> {
     const cpu0 = await cpuSeconds(child.pid!);
     const idleKb = await kb(child.pid!, 'VmRSS');
     mem.mark();
+    const site0 = process.cpuUsage();
     const started = performance.now();
     const res = await request(`${base}/v2/crawl`, {
       method: 'POST',
@@ -266,6 +269,7 @@ async function gleaner(mode: Mode): Promise<Run> {
     }
     const wallMs = performance.now() - started;
     const cpuS = (await cpuSeconds(child.pid!)) - cpu0;
+    const siteCpu = process.cpuUsage(site0);
     const m = await mem.stop();
     if (status.status !== 'completed') throw new Error(`crawl ended ${status.status}`);
     // Every document, checked (not timed).
@@ -284,7 +288,7 @@ async function gleaner(mode: Mode): Promise<Run> {
       if (!page.next || page.data.length === 0) break;
     }
     const note = docs !== PAGES || empty || urls.size !== PAGES ? `CHECK FAILED: ${docs} documents, ${urls.size} distinct URLs, ${empty} with empty markdown` : undefined;
-    return { mode, pages: status.completed, wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, cpuS, idleMb: mb(idleKb), crawlPeakMb: mb(m.sinceMarkKb), note };
+    return { mode, pages: status.completed, wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, cpuS, siteCpuS: (siteCpu.user + siteCpu.system) / 1e6, idleMb: mb(idleKb), crawlPeakMb: mb(m.sinceMarkKb), note };
   } finally {
     await mem.stop();
     await stop(child);
@@ -303,6 +307,7 @@ async function gleaner(mode: Mode): Promise<Run> {
 
 async function crawlee(): Promise<Run> {
   const storage = await mkdtemp(join(tmpdir(), 'crawlee-bench-'));
+  const site0 = process.cpuUsage();
   const child = spawn(node, [join(root, 'bench/crawlee-crawl.ts'), startUrl, String(PAGES)], {
     cwd: storage,
     env: { ...process.env, CRAWLEE_STORAGE_DIR: storage, CRAWLEE_PERSIST_STORAGE: 'false' },
@@ -320,12 +325,13 @@ async function crawlee(): Promise<Run> {
     child.once('exit', () => resolve());
   });
   m ??= await mem.stop();
+  const siteCpu = process.cpuUsage(site0);
   const code = await exited(child);
   await rm(storage, { recursive: true, force: true });
   if (code !== 0 && !out.includes('\n')) throw new Error(`crawlee child exited with ${code}`);
   const r = JSON.parse(out.trim().split('\n').pop()!) as { pages: number; markdownEmpty: number; wallMs: number; failed: number };
   const note = r.pages !== PAGES || r.markdownEmpty || r.failed ? `CHECK FAILED: ${r.pages} pages, ${r.markdownEmpty} empty, ${r.failed} failed` : undefined;
-  return { pages: r.pages, wallMs: r.wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, note };
+  return { pages: r.pages, wallMs: r.wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, siteCpuS: (siteCpu.user + siteCpu.system) / 1e6, note };
 }
 
 const pps = (r: Run) => (r.pages / r.wallMs) * 1000;
@@ -333,6 +339,7 @@ const desc = (name: string, r: Run) =>
   `${name}: ${r.pages} pages in ${(r.wallMs / 1000).toFixed(2)} s = ${pps(r).toFixed(0)} pages/s; peak RSS ${r.peakMb.toFixed(0)} MB (VmHWM ${r.hwmMb.toFixed(0)} MB, ${r.children} child processes)` +
   (r.crawlPeakMb !== undefined ? `; RSS when ready ${r.idleMb!.toFixed(0)} MB, peak during the crawl ${r.crawlPeakMb.toFixed(0)} MB` : '') +
   (r.cpuS !== undefined ? `; CPU ${r.cpuS.toFixed(1)} s (${((r.cpuS * 1000) / r.pages).toFixed(1)} ms/page)` : '') +
+  (r.siteCpuS !== undefined ? `; fixture site ${r.siteCpuS.toFixed(1)} s CPU` : '') +
   (r.note ? ` ${r.note}` : '');
 
 try {

@@ -64,6 +64,12 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeSockets });
   installAuth(app, db);
   installRateLimits(app, db, config.rateLimits);
+  // A scrape's storage finishes after its answer (src/scrape/pending-writes.ts); the team's next
+  // request sees it (credits, activity, the stored document). Scrapes themselves do not wait.
+  app.addHook('preHandler', async (request) => {
+    const writes = request.caller && !(request.method === 'POST' && request.routeOptions.url === '/v2/scrape') ? stack.scraper.pendingWrites.forTeam(request.caller.teamId) : undefined;
+    if (writes) await writes;
+  });
 
   await app.register(healthRoutes, { db });
   await app.register(teamRoutes, { db, config });

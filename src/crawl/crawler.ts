@@ -165,6 +165,16 @@ export type RecordInput = { status: 'done'; document: ScrapeDocument; credits: n
 /** What became of a claimed page: record it (and admit its links when `follow`), put it back until `availableAt`, or drop the claim (crawl no longer running). */
 export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };
 
+/** The page is not fetched now (its politeness turn is far off, or its crawl ended while it waited). */
+class NotNow extends Error {
+  readonly outcome: Exclude<PageOutcome, { kind: 'record' }>;
+  constructor(outcome: Exclude<PageOutcome, { kind: 'record' }>) {
+    super(`crawl page not fetched now (${outcome.kind})`);
+    this.name = 'NotNow';
+    this.outcome = outcome;
+  }
+}
+
 /** A page's outcome to record (Crawler.settle). */
 export interface Settled {
   crawl: CrawlRow;
@@ -688,25 +698,36 @@ export class Crawler {
     const userLinks = types.includes('links');
     const req: ScrapeRequest = { ...o.scrapeOptions, url: page.url, formats: collect && !userLinks ? [...formats, 'links'] : formats };
     const caller: Caller = { teamId: crawl.teamId, teamName: '', keyId: crawl.apiKeyId ?? '' };
-    // Per-host politeness (src/crawl/politeness.ts): a far-off turn puts the page back until then.
+    // Per-host politeness (src/crawl/politeness.ts), asked for only when the target is contacted
+    // (a cached copy needs no turn) and held for the fetch alone: a far-off turn puts the page back.
     const robots = !o.ignoreRobotsTxt && !batch;
-    const turn = await this.#d.politeness?.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: page.slot?.toISOString(), signal });
-    if (turn && !turn.go) return { kind: 'later', availableAt: turn.startAfter, slot: turn.slot };
-    if (turn?.waited && !(await ctx.stillRunning())) {
-      turn.release();
-      return { kind: 'drop' };
-    }
+    const politeness = this.#d.politeness;
+    const beforeFetch =
+      politeness &&
+      (async () => {
+        const turn = await politeness.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: page.slot?.toISOString(), signal });
+        if (!turn.go) throw new NotNow({ kind: 'later', availableAt: turn.startAfter, slot: turn.slot });
+        if (turn.waited && !(await ctx.stillRunning())) {
+          turn.release();
+          throw new NotNow({ kind: 'drop' });
+        }
+        return turn.release;
+      });
     let document: ScrapeDocument;
     let credits: number;
     try {
-      ({ document, credits } = await this.#d.scraper.scrapeForParent(caller, req, { publicUrl: crawl.publicUrl, cache: this.#d.cache, filesExpireAt: new Date(crawl.expiresAt) }, crawl.id));
+      ({ document, credits } = await this.#d.scraper.scrapeForParent(
+        caller,
+        req,
+        { publicUrl: crawl.publicUrl, cache: this.#d.cache, filesExpireAt: new Date(crawl.expiresAt), ...(beforeFetch ? { beforeFetch } : {}) },
+        crawl.id,
+      ));
     } catch (err) {
+      if (err instanceof NotNow) return err.outcome;
       // The target's or the request's failure is the page's outcome; anything else (database,
       // shutdown) is retried.
       if (signal.aborted || !(err instanceof ApiError)) throw err;
       return record({ status: 'failed', error: err.message, code: err.code });
-    } finally {
-      turn?.release();
     }
     const found = document.links ?? [];
     if (!userLinks) delete document.links;

@@ -4,21 +4,47 @@
 // matter more than a missed case (which the caller can force with waitFor or actions).
 const MIN_TEXT = 200;
 
+const NOSCRIPT = /<noscript\b[^>]*>([\s\S]*?)<\/noscript>/gi;
+const NOSCRIPT_WALL = /enable\s+javascript|javascript\s+(is\s+)?(required|disabled)|requires\s+javascript/i;
+const BODY_START = /<body\b[^>]*>/i;
+// From the body on, one token at a time: an element whose content is never visible (skipped
+// whole), a tag or comment, an entity, or a run of text (2: its characters; a `<` or `&` that
+// starts neither a tag nor an entity is text, as a browser reads it).
+const TOKEN = /<(script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>|<[a-z/!?][^>]*>|&[a-z#0-9]+;|([^<&]+|[<&])/giy;
+
 export function needsRendering(html: string): boolean {
-  const hasScript = /<script\b/i.test(html);
-  if (!hasScript) return false;
-  const noscript = /<noscript\b[^>]*>([\s\S]*?)<\/noscript>/gi;
-  for (const m of html.matchAll(noscript)) {
-    if (/enable\s+javascript|javascript\s+(is\s+)?(required|disabled)|requires\s+javascript/i.test(m[1])) return true;
+  if (!/<script\b/i.test(html)) return false;
+  for (const m of html.matchAll(NOSCRIPT)) if (NOSCRIPT_WALL.test(m[1])) return true;
+  return visibleTextLength(html) < MIN_TEXT;
+}
+
+/**
+ * The length of the body's visible text with whitespace runs collapsed, counted only up to
+ * MIN_TEXT: a real page reaches it within its first kilobytes, so the rest is never scanned.
+ */
+function visibleTextLength(html: string): number {
+  const start = BODY_START.exec(html);
+  TOKEN.lastIndex = start ? start.index + start[0].length : 0;
+  let n = 0;
+  // Tags and entities separate words: each counts as one space, as does a whitespace run.
+  let gap = false;
+  for (let m = TOKEN.exec(html); m && n < MIN_TEXT; m = TOKEN.exec(html)) {
+    const text = m[2];
+    if (text === undefined) {
+      if (/^<\/body/i.test(m[0])) break;
+      gap = true;
+      continue;
+    }
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || (c >= 9 && c <= 13) || c === 160) gap = true;
+      else {
+        // A space between two words (never before the first).
+        if (gap && n > 0) n++;
+        gap = false;
+        n++;
+      }
+    }
   }
-  const body = /<body\b[^>]*>([\s\S]*)<\/body>/i.exec(html)?.[1] ?? html;
-  const text = body
-    .replace(/<(script|style|noscript|template|svg)\b[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&[a-z#0-9]+;/gi, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (text.length >= MIN_TEXT) return false;
-  // Little text and scripts: an SPA shell (an empty #root/#app/#__next mount point is typical).
-  return true;
+  return n;
 }

@@ -27,6 +27,7 @@ import { BrowserUnavailableError, MediaTooLargeError, ScrapeError, ScrapeTimeout
 import type { LlmProvider } from '../llm/provider.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
+import { PendingWrites } from './pending-writes.ts';
 import { trackChanges } from './formats/change-tracking.ts';
 import { mediaMinutes, renderMediaFormats } from './formats/media.ts';
 import { type MediaCandidate, directMedia, isMediaFile } from './media/discover.ts';
@@ -65,6 +66,12 @@ export interface ScrapeContext {
   cache?: Pick<PageCacheBatcher, 'read' | 'write'>;
   /** When the parent's results expire (a crawl's or batch's expiresAt): its files go no later. */
   filesExpireAt?: Date;
+  /**
+   * Called just before the target is contacted (not for a cache hit); what it resolves to is
+   * called once the fetch is over. A crawl's per-host politeness turn (src/crawl/politeness.ts):
+   * it may throw to put the page back instead.
+   */
+  beforeFetch?: () => Promise<() => void>;
 }
 
 export interface ScrapeOutcome {
@@ -72,6 +79,13 @@ export interface ScrapeOutcome {
   /** The document as JSON text, made once: stored, and spliced into the answer (src/api/routes/scrape.ts). */
   json: string;
   jobId: string;
+}
+
+/** What #produce made: the document, its credits, and the page-cache write still under way. */
+interface Produced {
+  document: ScrapeDocument;
+  credits: number;
+  cacheWrite?: Promise<void>;
 }
 
 /** A response, fresh or from the cache, with how it was obtained. */
@@ -96,6 +110,8 @@ export class Scraper {
   readonly #d: ScrapeDeps;
   readonly #media: MediaConfig;
   readonly #ffmpeg: Ffmpeg;
+  /** A single scrape's storage, finishing after its answer (src/scrape/pending-writes.ts says why). */
+  readonly pendingWrites = new PendingWrites();
 
   constructor(deps: ScrapeDeps) {
     this.#d = deps;
@@ -108,26 +124,39 @@ export class Scraper {
     const { db } = this.#d;
     // Under zero data retention or lockdown the URL is not written anywhere.
     const quiet = req.zeroDataRetention || req.lockdown;
-    // The credit check (402) and the job record, in one statement.
-    const job = await createBillableJob(
+    // The credit check (402) and the job record, in one statement. For a team without a quota
+    // (it cannot be refused) it runs while the page is fetched: #produce waits for it before
+    // anything refers to the job. A team with a quota is checked first, so that a 402 never
+    // contacts the target.
+    const jobId = randomUUID();
+    const job = createBillableJob(
       db,
-      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
+      { id: jobId, teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
       1,
     );
+    job.catch(() => undefined);
+    if (caller.creditQuota !== null) await job;
+    let produced: Produced;
     try {
-      const { document, credits } = await this.#produce(caller, req, plan, ctx, job.id, job.id);
-      // Charge, stored document and completed job in one statement. Lockdown is treated as zero
-      // data retention (spec): neither keeps the document.
-      const json = JSON.stringify(document);
-      await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json: quiet ? undefined : json });
-      return { document, json, jobId: job.id };
+      produced = await this.#produce(caller, req, plan, ctx, jobId, jobId, job);
     } catch (err) {
+      // No job (402): that is the answer, whatever the fetch did meanwhile.
+      await job;
       const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
-      await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
+      await updateJob(db, jobId, { status: 'failed', error: code }).catch(() => undefined);
       // Under zero data retention or lockdown the URL must not reach the logs through the message.
       if (quiet && err instanceof ScrapeError) throw withoutUrl(err, req.url);
       throw err;
     }
+    const { document, credits, cacheWrite } = produced;
+    const json = JSON.stringify(document);
+    // Charge, stored document and completed job in one statement, after the answer. Lockdown is
+    // treated as zero data retention (spec): neither keeps the document.
+    const finished = finishScrape(db, { jobId, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json: quiet ? undefined : json }).catch((err: unknown) =>
+      this.#d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'),
+    );
+    this.pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, { teamId: caller.teamId, jobId });
+    return { document, json, jobId };
   }
 
   /** Validates a request as POST /v2/scrape would (400 naming the field); returns its plan. */
@@ -143,7 +172,9 @@ export class Scraper {
    */
   async scrapeForParent(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext, parentJobId: string): Promise<{ document: ScrapeDocument; credits: number }> {
     const plan = this.#check(req);
-    return this.#produce(caller, req, plan, ctx, parentJobId, randomUUID());
+    const { document, credits, cacheWrite } = await this.#produce(caller, req, plan, ctx, parentJobId, randomUUID());
+    await cacheWrite;
+    return { document, credits };
   }
 
   #check(req: ScrapeRequest): ScrapePlan {
@@ -162,7 +193,11 @@ export class Scraper {
     return plan;
   }
 
-  /** Slot, source, document: `jobId` owns charges and files, `scrapeId` goes in the metadata. */
+  /**
+   * Slot, source, document: `jobId` owns charges and files, `scrapeId` goes in the metadata.
+   * `jobReady` settles once the job row exists (a 402 rejects it): the fetch goes on meanwhile,
+   * nothing that refers to the job does.
+   */
   async #produce(
     caller: Caller,
     req: ScrapeRequest,
@@ -170,17 +205,26 @@ export class Scraper {
     ctx: ScrapeContext,
     jobId: string,
     scrapeId: string,
-  ): Promise<{ document: ScrapeDocument; credits: number }> {
+    jobReady: Promise<unknown> = Promise.resolve(),
+  ): Promise<Produced> {
     const startedAt = Date.now();
     const deadline = AbortSignal.timeout(req.timeout);
     let slot: Slot | undefined;
     try {
+      const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
+      // The cache is read before the team's slot is taken: a lookup in our own store puts no load
+      // on targets or engines, and a crawl's pages then hold their slots only for fetch and transform.
+      const cached = await this.#fromCache(req, plan, key, ctx.cache);
       // Waiting for a free slot counts against the timeout; a wait that runs out fails the job
       // like any other timeout (it must not stay "active").
       slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
         throw new ScrapeTimeoutError(req.timeout, req.url);
       });
-      const source = await this.#obtain(req, plan, caller, jobId, deadline, ctx.cache);
+      // A 402 ends the fetch at once (its error is dropped: the 402 is the answer).
+      const refused = new AbortController();
+      jobReady.catch(() => refused.abort());
+      const source = cached ?? (await this.#obtain(req, plan, caller, jobId, key, AbortSignal.any([deadline, refused.signal]), jobReady, ctx));
+      await jobReady;
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
       const rendered = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
@@ -191,43 +235,62 @@ export class Scraper {
         credits += await this.#attachMedia(document, rendered.media ?? [], source, req, plan, caller, jobId, ctx, { deadline, startedAt });
         document.metadata.creditsUsed = credits;
       }
-      // Written before the answer, so the caller's next request finds it.
-      await source.cacheWrite;
       if (slot.waitedMs > 0) {
         document.metadata.concurrencyLimited = true;
         document.metadata.concurrencyQueueDurationMs = slot.waitedMs;
       }
-      return { document, credits };
+      return { document, credits, ...(source.cacheWrite ? { cacheWrite: source.cacheWrite } : {}) };
     } finally {
       slot?.release();
     }
   }
 
-  async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, deadline: AbortSignal, batch?: ScrapeContext['cache']): Promise<Source> {
-    const { db } = this.#d;
-    const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
+  /** The cached copy this request accepts, if any (none is read for a personalised or session request). */
+  async #fromCache(req: ScrapeRequest, plan: ScrapePlan, key: string, batch?: ScrapeContext['cache']): Promise<Source | undefined> {
     // Caller headers make the page the caller's own; screenshots, actions and profiles need a
     // fresh browser session.
     const personalised = Boolean(req.headers && Object.keys(req.headers).length);
     const needsSession = Boolean(plan.formats.screenshot || plan.formats.branding || req.actions?.length || req.profile);
-    if (!personalised && !needsSession) {
-      const cached = await (batch ? batch.read(key, plan.cache) : readCachedPage(db, key, plan.cache));
-      const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
-      if (cached && age <= plan.cache.maxAgeMs && age >= plan.cache.minAgeMs) {
-        // The cache is shared by every fragment of a URL: this request's own fragment goes on the
-        // final URL, as a browser carries it across redirects.
-        const page = { ...cached, finalUrl: withFragment(cached.finalUrl, req.url) };
-        return { page, cacheState: 'hit', proxyUsed: 'basic', engine: cached.engine, warnings: [] };
-      }
-    }
+    if (personalised || needsSession) return undefined;
+    // A copy this process is still writing (a scrape answered a moment ago) is waited for.
+    if (plan.cache.maxAgeMs > 0) await this.pendingWrites.forCacheKey(key);
+    const cached = await (batch ? batch.read(key, plan.cache) : readCachedPage(this.#d.db, key, plan.cache));
+    const age = cached ? Date.now() - cached.fetchedAt.getTime() : Infinity;
+    if (!cached || age > plan.cache.maxAgeMs || age < plan.cache.minAgeMs) return undefined;
+    // The cache is shared by every fragment of a URL: this request's own fragment goes on the
+    // final URL, as a browser carries it across redirects.
+    const page = { ...cached, finalUrl: withFragment(cached.finalUrl, req.url) };
+    return { page, cacheState: 'hit', proxyUsed: 'basic', engine: cached.engine, warnings: [] };
+  }
+
+  /** The page from the target (a cache miss): lockdown and cache-only requests end here instead. */
+  async #obtain(
+    req: ScrapeRequest,
+    plan: ScrapePlan,
+    caller: Caller,
+    jobId: string,
+    key: string,
+    deadline: AbortSignal,
+    jobReady: Promise<unknown>,
+    ctx?: ScrapeContext,
+  ): Promise<Source> {
+    const batch = ctx?.cache;
+    const { db } = this.#d;
     if (req.lockdown) {
+      await jobReady;
       await chargeCredits(db, caller, jobId, creditCosts.lockdownMiss);
       throw new NotFoundError('No cached copy of this page (lockdown serves from the cache only)', 'SCRAPE_LOCKDOWN_CACHE_MISS');
     }
     if (plan.cache.cacheOnly) {
       throw new NotFoundError(`No cached copy of this page at least ${plan.cache.minAgeMs} ms old`, 'SCRAPE_NO_CACHED_DATA');
     }
-    const fresh = await this.#fetchFresh(req, plan, caller, deadline);
+    const release = await ctx?.beforeFetch?.();
+    let fresh: Source;
+    try {
+      fresh = await this.#fetchFresh(req, plan, caller, deadline);
+    } finally {
+      release?.();
+    }
     const { page } = fresh;
     if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300 && !fresh.bodySkipped) {
       // Stored without fragments: another request for the same page must not inherit this one's.
@@ -236,7 +299,11 @@ export class Scraper {
       // Batched: not waited for (the copy is written within a few ms, with the next ones). Alone:
       // the database writes it (on its own thread with PGlite) while the page is transformed.
       if (batch) batch.write(key, stored).catch(failed);
-      else return { ...fresh, cacheWrite: writeCachedPage(db, key, stored).catch(failed) };
+      else {
+        const cacheWrite = writeCachedPage(db, key, stored).catch(failed);
+        this.pendingWrites.track(cacheWrite, { teamId: caller.teamId, cacheKey: key });
+        return { ...fresh, cacheWrite };
+      }
     }
     return fresh;
   }

@@ -26,6 +26,8 @@ export interface Caller {
   teamId: string;
   teamName: string;
   keyId: string;
+  /** The team's monthly credit quota as read with the key (null: unlimited; absent: not read). */
+  creditQuota?: number | null;
 }
 
 // The `fc-` prefix keeps keys acceptable to clients that check Firecrawl's key format.
@@ -131,7 +133,7 @@ export async function revokeApiKey(db: Queryable, idOrKey: string): Promise<ApiK
 
 export async function findCallerByKey(db: Queryable, key: string): Promise<Caller | undefined> {
   const { rows } = await db.query<Caller>(
-    `SELECT k.id AS "keyId", t.id AS "teamId", t.name AS "teamName"
+    `SELECT k.id AS "keyId", t.id AS "teamId", t.name AS "teamName", t.credit_quota AS "creditQuota"
      FROM api_keys k JOIN teams t ON t.id = k.team_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [hashKey(key)],

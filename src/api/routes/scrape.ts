@@ -1,4 +1,5 @@
 // POST /v2/scrape and GET /v2/scrape/{id}.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { ResponseSerializationError, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -6,6 +7,7 @@ import { authErrors, errorBody } from '../../contract/common.ts';
 import { type ScrapeDocument, scrapeRequest, scrapeResponse } from '../../contract/scrape.ts';
 import type { Scraper } from '../../scrape/scrape.ts';
 import type { Db } from '../../store/db.ts';
+import { getTeamJob } from '../../store/jobs.ts';
 import { readScrapeResult } from '../../store/pages.ts';
 import { NotFoundError } from '../errors.ts';
 
@@ -59,14 +61,32 @@ export async function scrapeRoutes(
       schema: {
         tags,
         summary: "A finished scrape's document (never stored under zero data retention)",
+        description: 'While the scrape is still active (being fetched, or stored by another process), waits for it up to 5 s.',
         params: z.object({ id: z.uuid() }),
         response: { 200: scrapeResponse, 404: errorBody, ...authErrors },
       },
     },
     async (request) => {
-      const document = (await readScrapeResult(db, request.caller.teamId, request.params.id)) as ScrapeDocument | undefined;
-      if (!document) throw new NotFoundError(`No scrape ${request.params.id} for this team`, 'SCRAPE_NOT_FOUND');
-      return { success: true as const, data: document };
+      const { teamId } = request.caller;
+      const { id } = request.params;
+      // Stored right after the answer (src/scrape/pending-writes.ts): by this process, or by
+      // another one that may still be at it while the job is active.
+      await scraper.pendingWrites.forJob(id);
+      const deadline = Date.now() + STORE_WAIT_MS;
+      for (;;) {
+        const document = (await readScrapeResult(db, teamId, id)) as ScrapeDocument | undefined;
+        if (document) return { success: true as const, data: document };
+        const job = Date.now() < deadline ? await getTeamJob(db, teamId, id, 'scrape') : undefined;
+        if (job?.status !== 'active') throw new NotFoundError(`No scrape ${id} for this team`, 'SCRAPE_NOT_FOUND');
+        await sleep(STORE_POLL_MS);
+      }
     },
   );
+
+  // Nothing a scrape answered is lost on a graceful stop: its storage ends before the database closes.
+  app.addHook('onClose', () => scraper.pendingWrites.drain());
 }
+
+/** How long GET /v2/scrape/{id} waits for an active scrape's document (it is being fetched or stored). */
+const STORE_WAIT_MS = 5_000;
+const STORE_POLL_MS = 25;
