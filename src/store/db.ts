@@ -1,15 +1,12 @@
 // One small database interface over two engines: PGlite (embedded, WASM Postgres, data on disk)
 // and real Postgres (node-postgres pool). Both speak the same SQL, so every query in src/store
 // runs unchanged on either.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { Pool, PoolClient } from 'pg';
 import { openPgliteThread } from './pglite-thread.ts';
-import { PGLITE_INIT_NODE_ARGS } from './pglite-wasm.ts';
+import { createPgliteDir } from './pglite-template.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -116,19 +113,6 @@ async function openPostgres(url: string, schema: string, max: number): Promise<D
   };
 }
 
-const execFileAsync = promisify(execFile);
-
-/** A new data directory, made by a child process (src/store/pglite-init.ts says why). */
-async function initPgliteDir(path: string): Promise<void> {
-  const script = fileURLToPath(new URL('./pglite-init.ts', import.meta.url));
-  try {
-    await execFileAsync(process.execPath, [...PGLITE_INIT_NODE_ARGS, script, path], { timeout: 120_000 });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`could not create the PGlite data directory ${path}: ${(e.stderr || e.message).trim()}`, { cause: err });
-  }
-}
-
 /**
  * Creates the embedded database's directory if it does not exist yet, under the data directory's
  * lock (openDb does the same when it opens a missing one). src/server.ts calls it before loading
@@ -156,7 +140,11 @@ async function lockedPgliteDir(dataDir: string): Promise<{ path: string; release
   const releaseLock = await lockDataDir(dir);
   const path = join(dir, 'pglite');
   try {
-    if (!existsSync(join(path, 'PG_VERSION'))) await initPgliteDir(path);
+    if (!existsSync(join(path, 'PG_VERSION'))) {
+      // A half-made directory (a start killed while it was being made) is made again.
+      await rm(path, { recursive: true, force: true });
+      await createPgliteDir(path);
+    }
   } catch (err) {
     await releaseLock();
     throw err;
