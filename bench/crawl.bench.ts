@@ -5,7 +5,8 @@
 // - Gleaner: the real service as a child process, started as `npm start` starts it (package.json's
 //   start script: its environment variables, `node`, its Node flags, `src/server.ts`), PGlite in a temporary DATA_DIR,
 //   default GLEANER_WORKERS and team concurrency unless GLEANER_BENCH_WORKERS is set. Twice per
-//   round: on a fresh data directory (the run includes PGlite's initdb child and the migrations)
+//   round: on a fresh data directory (the run includes making it: a copy of the empty database
+//   `npm install` prepared, or PGlite's initdb child where there is none, and the migrations)
 //   and on an existing one (made by a start and a graceful stop of the service first, not
 //   measured; the run is a restart: migrations already applied). Each run:
 //   POST /v2/crawl {url, limit: 2000, sitemap: "skip", crawlEntireDomain: true,
@@ -20,7 +21,7 @@
 //   its concurrency setting is explained there). Wall time: crawler.run() as the child measures it.
 //
 // Peak RSS: of each child and any processes under it (Gleaner's initdb child on a fresh data
-// directory; plain HTML needs no browser), summed, sampled every 100 ms from /proc, from the
+// directory, when no template exists; plain HTML needs no browser), summed, sampled every 100 ms from /proc, from the
 // process's start to the end of the crawl; the child's own VmHWM is reported beside it. For
 // Gleaner the RSS when ready and the peak between the POST and completion are printed too.
 // Store: PGlite (the default) unless CRAWL_BENCH_DATABASE_URL names a Postgres database; then
