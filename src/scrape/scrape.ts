@@ -67,9 +67,9 @@ export interface ScrapeContext {
   /** When the parent's results expire (a crawl's or batch's expiresAt): its files go no later. */
   filesExpireAt?: Date;
   /**
-   * Called just before the target is contacted (not for a cache hit); what it resolves to is
-   * called once the fetch is over. A crawl's per-host politeness turn (src/crawl/politeness.ts):
-   * it may throw to put the page back instead.
+   * Called when the target is to be contacted (not for a cache hit), before the team's slot is
+   * taken; what it resolves to is called once the fetch is over. A crawl's per-host politeness
+   * turn (src/crawl/politeness.ts): it may throw to put the page back instead.
    */
   beforeFetch?: () => Promise<() => void>;
 }
@@ -210,11 +210,18 @@ export class Scraper {
     const startedAt = Date.now();
     const deadline = AbortSignal.timeout(req.timeout);
     let slot: Slot | undefined;
+    let endTurn: (() => void) | undefined;
     try {
       const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
       // The cache is read before the team's slot is taken: a lookup in our own store puts no load
       // on targets or engines, and a crawl's pages then hold their slots only for fetch and transform.
       const cached = await this.#fromCache(req, plan, key, ctx.cache);
+      if (!cached) {
+        await this.#missAllowed(req, plan, caller, jobId, jobReady);
+        // A crawl page's turn for its host, before the team's slot: a page that waits for its
+        // turn holds nothing the team's other work could use.
+        endTurn = await ctx.beforeFetch?.();
+      }
       // Waiting for a free slot counts against the timeout; a wait that runs out fails the job
       // like any other timeout (it must not stay "active").
       slot = await this.#d.concurrency.acquire(caller.teamId, this.#d.maxConcurrency, deadline).catch(() => {
@@ -223,7 +230,11 @@ export class Scraper {
       // A 402 ends the fetch at once (its error is dropped: the 402 is the answer).
       const refused = new AbortController();
       jobReady.catch(() => refused.abort());
-      const source = cached ?? (await this.#obtain(req, plan, caller, jobId, key, AbortSignal.any([deadline, refused.signal]), jobReady, ctx));
+      const fetched = () => {
+        endTurn?.();
+        endTurn = undefined;
+      };
+      const source = cached ?? (await this.#obtain(req, plan, caller, key, AbortSignal.any([deadline, refused.signal]), fetched, ctx.cache));
       await jobReady;
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
@@ -241,6 +252,7 @@ export class Scraper {
       }
       return { document, credits, ...(source.cacheWrite ? { cacheWrite: source.cacheWrite } : {}) };
     } finally {
+      endTurn?.();
       slot?.release();
     }
   }
@@ -263,33 +275,26 @@ export class Scraper {
     return { page, cacheState: 'hit', proxyUsed: 'basic', engine: cached.engine, warnings: [] };
   }
 
-  /** The page from the target (a cache miss): lockdown and cache-only requests end here instead. */
-  async #obtain(
-    req: ScrapeRequest,
-    plan: ScrapePlan,
-    caller: Caller,
-    jobId: string,
-    key: string,
-    deadline: AbortSignal,
-    jobReady: Promise<unknown>,
-    ctx?: ScrapeContext,
-  ): Promise<Source> {
-    const batch = ctx?.cache;
-    const { db } = this.#d;
+  /** A cache miss ends lockdown and cache-only requests here (404); the others go to the target. */
+  async #missAllowed(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, jobId: string, jobReady: Promise<unknown>): Promise<void> {
     if (req.lockdown) {
       await jobReady;
-      await chargeCredits(db, caller, jobId, creditCosts.lockdownMiss);
+      await chargeCredits(this.#d.db, caller, jobId, creditCosts.lockdownMiss);
       throw new NotFoundError('No cached copy of this page (lockdown serves from the cache only)', 'SCRAPE_LOCKDOWN_CACHE_MISS');
     }
     if (plan.cache.cacheOnly) {
       throw new NotFoundError(`No cached copy of this page at least ${plan.cache.minAgeMs} ms old`, 'SCRAPE_NO_CACHED_DATA');
     }
-    const release = await ctx?.beforeFetch?.();
+  }
+
+  /** The page from the target (a cache miss), and its copy into the cache; `fetched` runs once the target is done with. */
+  async #obtain(req: ScrapeRequest, plan: ScrapePlan, caller: Caller, key: string, deadline: AbortSignal, fetched: () => void, batch?: ScrapeContext['cache']): Promise<Source> {
+    const { db } = this.#d;
     let fresh: Source;
     try {
       fresh = await this.#fetchFresh(req, plan, caller, deadline);
     } finally {
-      release?.();
+      fetched();
     }
     const { page } = fresh;
     if (plan.cache.store && page.statusCode >= 200 && page.statusCode < 300 && !fresh.bodySkipped) {

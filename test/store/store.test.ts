@@ -44,7 +44,7 @@ for (const store of storeKinds) {
         assert.equal((await ensureTeam(db, 't')).id, team.id, 'ensureTeam is idempotent');
         const { key, id } = await createApiKey(db, team.id);
         const caller = await findCallerByKey(db, key);
-        assert.deepEqual(caller, { keyId: id, teamId: team.id, teamName: 't' });
+        assert.deepEqual(caller, { keyId: id, teamId: team.id, teamName: 't', creditQuota: null });
         const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM api_keys WHERE key_hash = $1', [hashKey(key)]);
         assert.equal(rows[0].n, 1, 'count(*) comes back as a number on both stores');
 
