@@ -235,10 +235,14 @@ export class Scraper {
         endTurn = undefined;
       };
       const source = cached ?? (await this.#obtain(req, plan, caller, key, AbortSignal.any([deadline, refused.signal]), fetched, ctx.cache));
-      await jobReady;
+      // Formats that record against the job (LLM usage, change snapshots) wait for its row; the
+      // others are rendered while it is written.
+      const f = plan.formats;
+      if (wantsAi(f) || f.changeTracking) await jobReady;
       const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
       const rendered = await this.#render(req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
+      await jobReady;
       const { document } = rendered;
       let { credits } = rendered;
       await this.#attachBrowserOutputs(document, source, req, caller, jobId, ctx);
