@@ -4,6 +4,7 @@
 import { selectAll } from 'css-select';
 import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
+import { findOne } from 'domutils';
 import { parseDocument } from 'htmlparser2';
 import { type StructuredData, extractStructuredData } from '../../extract/structured-data.ts';
 import { type MediaCandidate, discoverMedia } from '../media/discover.ts';
@@ -86,7 +87,9 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
 }
 
 function baseUrl(doc: Document, pageUrl: string): string {
-  const base = safeSelect('base[href]', doc)[0]?.attribs.href;
+  // The first <base href> in document order; a plain walk (a CSS selector engine took ~0.25 ms
+  // on a 200 KB page to find none).
+  const base = findOne((el) => el.name === 'base' && el.attribs.href !== undefined, doc.children, true)?.attribs.href;
   return base ? (absolute(base, pageUrl) ?? pageUrl) : pageUrl;
 }
 
