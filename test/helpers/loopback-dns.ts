@@ -5,6 +5,11 @@ import dns from 'node:dns';
 
 (dns.promises as { lookup: unknown }).lookup = async (hostname: string, options?: { all?: boolean }) => {
   const name = hostname.toLowerCase().replace(/\.$/, '');
+  // A loopback address literal resolves to itself, as getaddrinfo answers it.
+  if (/^127\.\d+\.\d+\.\d+$/.test(name) || name === '::1') {
+    const literal = { address: name, family: name === '::1' ? 6 : 4 };
+    return options?.all ? [literal] : literal;
+  }
   if (name !== 'localhost' && !name.endsWith('.localhost')) {
     throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
   }

@@ -125,6 +125,27 @@ describe('rendering', () => {
     assert.match(echoed['user-agent'], /Chrome\/\d+\.0\.0\.0 Safari/);
     assert.doesNotMatch(echoed['user-agent'], /Headless/);
   });
+
+  test('the caller’s credentials go to the page’s host only; its requests to other hosts get the other headers', async () => {
+    const before = site.requests.length;
+    const other = `http://localhost:${site.port}/headers?from=page`;
+    const r = await engine.fetch(
+      req('/about', {
+        headers: { Authorization: 'Bearer s3cret', 'X-Api-Key': 'k', 'X-Gleaner-Test': 'yes' },
+        actions: [{ type: 'executeJavascript', script: `return fetch(${JSON.stringify(other)}, {mode: 'no-cors'}).then(() => 'answered', () => 'failed')` }],
+      }),
+    );
+    assert.equal(r.status, 200);
+    const seen = site.requests.slice(before);
+    const page = seen.find((q) => q.path === '/about');
+    assert.equal(page?.headers.authorization, 'Bearer s3cret');
+    assert.equal(page?.headers['x-api-key'], 'k');
+    const sub = seen.find((q) => q.path === '/headers?from=page');
+    assert.ok(sub, 'the page’s request to localhost reached the fixture');
+    assert.equal(sub.headers.authorization, undefined);
+    assert.equal(sub.headers['x-api-key'], undefined);
+    assert.equal(sub.headers['x-gleaner-test'], 'yes');
+  });
 });
 
 describe('actions', () => {

@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { callerHeadersFor, isCredentialHeader } from '../../src/scrape/engines/caller-headers.ts';
 import { DESKTOP_USER_AGENT, HttpEngine, MOBILE_USER_AGENT } from '../../src/scrape/engines/http.ts';
+import '../helpers/loopback-dns.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -32,6 +34,13 @@ const routes: Record<string, Handler> = {
   '/meta-slow': (_req, res) =>
     res.writeHead(200, { 'content-type': 'text/html' }).end('<meta http-equiv="refresh" content="30; url=/page"><p>stay</p>'),
   '/set-cookie': (_req, res) => res.writeHead(302, { location: '/echo', 'set-cookie': 'session=abc123; Path=/; HttpOnly' }).end(),
+  // Redirects to the same path on another host name of this server (?to=host), setting a host-only
+  // cookie and, with ?domain=, a Domain cookie on the way.
+  '/elsewhere': (req, res) => {
+    const q = new URL(req.url!, 'http://x').searchParams;
+    const cookies = ['here=1; Path=/', ...(q.get('domain') ? [`shared=2; Domain=${q.get('domain')}; Path=/`] : [])];
+    res.writeHead(302, { location: `http://${q.get('to')}:${req.socket.localPort}/echo`, 'set-cookie': cookies }).end();
+  },
   '/echo': (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers)),
   '/gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync('<p>zipped</p>')),
   '/br': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' }).end(brotliCompressSync('<p>brotli</p>')),
@@ -104,6 +113,53 @@ describe('redirects', () => {
     const r = await engine().fetch(req(`${origin}/set-cookie`, { headers: { Cookie: 'mine=1' } }));
     const seen = JSON.parse(r.body.toString());
     assert.equal(seen.cookie, 'mine=1; session=abc123');
+  });
+});
+
+describe('the caller’s headers and cookies on a redirect to another host', () => {
+  const secret = { Authorization: 'Bearer s3cret', 'X-Api-Key': 'k', Cookie: 'mine=1', 'X-Custom': 'c', 'User-Agent': 'MyAgent/1' };
+
+  test('credentials stay with the host asked for; the rest goes along', async () => {
+    const port = new URL(origin).port;
+    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost`, { headers: secret }));
+    assert.equal(r.url, `http://b.other.localhost:${port}/echo`);
+    const seen = JSON.parse(r.body.toString()) as Record<string, string>;
+    assert.equal(seen.authorization, undefined);
+    assert.equal(seen['x-api-key'], undefined);
+    assert.equal(seen.cookie, undefined, 'neither the caller’s cookie nor the one a.test.localhost set');
+    assert.equal(seen['x-custom'], 'c');
+    assert.equal(seen['user-agent'], 'MyAgent/1');
+  });
+
+  test('the same host on another path keeps them all, with the cookies it set', async () => {
+    const port = new URL(origin).port;
+    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=a.test.localhost`, { headers: secret }));
+    const seen = JSON.parse(r.body.toString()) as Record<string, string>;
+    assert.equal(seen.authorization, 'Bearer s3cret');
+    assert.equal(seen['x-api-key'], 'k');
+    assert.equal(seen.cookie, 'mine=1; here=1');
+  });
+
+  test('a Domain cookie goes to the domain’s other hosts, a host-only one does not', async () => {
+    const port = new URL(origin).port;
+    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.test.localhost&domain=test.localhost`));
+    assert.equal(JSON.parse(r.body.toString()).cookie, 'shared=2');
+    // A Domain the setting host is not part of, or one without a dot, is refused.
+    const away = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost&domain=other.localhost`));
+    assert.equal(JSON.parse(away.body.toString()).cookie, undefined);
+    const tld = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.localhost&domain=localhost`));
+    assert.equal(JSON.parse(tld.body.toString()).cookie, undefined);
+  });
+
+  test('which headers count as credentials; https never hands them down to http', () => {
+    for (const h of ['Authorization', 'proxy-authorization', 'Cookie', 'X-Api-Key', 'api-key', 'X-Auth-Token', 'X-Session-Id', 'X-Client-Secret', 'X-Shopify-Access-Token', 'X-Stripe-Key']) {
+      assert.ok(isCredentialHeader(h), h);
+    }
+    for (const h of ['User-Agent', 'Accept', 'Accept-Language', 'Referer', 'X-Custom', 'X-Requested-With', 'DNT']) assert.ok(!isCredentialHeader(h), h);
+    const headers = { Authorization: 'a', Accept: 'text/html' };
+    assert.deepEqual(callerHeadersFor(headers, new URL('http://example.com/'), new URL('https://EXAMPLE.com/x')), headers, 'an upgrade to https keeps them');
+    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('http://example.com/x')), { Accept: 'text/html' });
+    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('https://www.example.com/')), { Accept: 'text/html' });
   });
 });
 

@@ -42,6 +42,7 @@ import { type Branding, extractBranding } from '../formats/branding.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
 import { type BrowserHandle, BrowserPool, type PoolStats, chromiumAvailable, chromiumExecutable, missingChromiumError } from './browser/pool.ts';
 import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
+import { isCredentialHeader, sameTarget } from './caller-headers.ts';
 
 export { BrowserUnavailableError, ScrapeActionError } from '../errors.ts';
 export { browserActionSchema, PDF_FORMATS } from './browser/actions.ts';
@@ -356,14 +357,23 @@ export class BrowserEngine {
     const blocker = (req.blockAds ?? true) ? await this.#adblocker() : undefined;
     const css = blocker?.cosmeticCss(req.url);
     if (css) await context.addInitScript({ content: adoptStylesheet(css) });
-    if (blocker || emu.acceptLanguage) {
+    // The caller's credentials (src/scrape/engines/caller-headers.ts) go with every request the
+    // context makes (extraHTTPHeaders); the page's requests to other hosts are stripped of them.
+    // (A redirect of the page itself is not routed again: its next hop keeps them.)
+    const target = new URL(req.url);
+    const credentials = Object.keys(emu.options.extraHTTPHeaders ?? {}).filter(isCredentialHeader);
+    if (blocker || emu.acceptLanguage || credentials.length) {
       const accept = emu.acceptLanguage;
       await context.route('**/*', (route, request) => {
         if (blocker?.shouldBlock(request.url(), requestType(request), sourceUrl(request))) {
           blockedAds++;
           return route.abort('blockedbyclient').catch(() => {});
         }
-        const headers = accept ? { ...request.headers(), 'accept-language': accept } : undefined;
+        let headers: Record<string, string> | undefined = accept ? { ...request.headers(), 'accept-language': accept } : undefined;
+        if (credentials.length && !sameTarget(target, new URL(request.url()))) {
+          headers ??= { ...request.headers() };
+          for (const k of credentials) delete headers[k];
+        }
         return route.continue(headers ? { headers } : undefined).catch(() => {});
       });
     }

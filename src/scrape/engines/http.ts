@@ -26,6 +26,7 @@ import {
   TlsError,
   TooManyRedirectsError,
 } from '../errors.ts';
+import { callerHeadersFor } from './caller-headers.ts';
 
 export const DESKTOP_USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
@@ -109,7 +110,7 @@ export class HttpEngine {
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const maxRedirects = req.maxRedirects ?? 10;
-    const jar = new Map<string, string>();
+    const jar = new CookieJar();
     const redirects: string[] = [];
     const at = { url: this.#check(req.url) };
     try {
@@ -139,7 +140,7 @@ export class HttpEngine {
     const at = { url: this.#check(req.url) };
     try {
       const redirects: string[] = [];
-      const res = await this.#follow(at, req, new Map(), redirects, signal);
+      const res = await this.#follow(at, req, new CookieJar(), redirects, signal);
       if (res.statusCode < 200 || res.statusCode > 299) {
         discard(res.body);
         return { ...responseHead(req.url, at.url, res, redirects, false), size: 0 };
@@ -183,14 +184,14 @@ export class HttpEngine {
   async #follow(
     at: { url: URL },
     req: HttpFetchRequest,
-    jar: Map<string, string>,
+    jar: CookieJar,
     redirects: string[],
     signal: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
     const maxRedirects = req.maxRedirects ?? 10;
     for (;;) {
       const res = await this.#request(at.url, req, jar, signal);
-      storeCookies(jar, res.headers['set-cookie']);
+      jar.store(at.url, res.headers['set-cookie']);
       const location = REDIRECT_STATUSES.has(res.statusCode) ? header(res.headers, 'location') : undefined;
       if (location === undefined) return res;
       res.body.resume(); // a redirect's body is not needed; let the connection be reused
@@ -200,16 +201,17 @@ export class HttpEngine {
     }
   }
 
-  async #request(url: URL, req: HttpFetchRequest, jar: Map<string, string>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #request(url: URL, req: HttpFetchRequest, jar: CookieJar, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = {
       'user-agent': req.mobile ? MOBILE_USER_AGENT : DESKTOP_USER_AGENT,
       accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
       'accept-language': acceptLanguage(req.languages),
       'accept-encoding': 'gzip, deflate, br, zstd',
     };
-    for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
+    // The caller's credentials only for the host it asked for (src/scrape/engines/caller-headers.ts).
+    for (const [k, v] of Object.entries(callerHeadersFor(req.headers, new URL(req.url), url))) headers[k.toLowerCase()] = v;
     if (req.originHeaders?.origin === url.origin) for (const [k, v] of Object.entries(req.originHeaders.headers)) headers[k.toLowerCase()] = v;
-    const cookies = [headers.cookie, ...[...jar].map(([k, v]) => `${k}=${v}`)].filter(Boolean);
+    const cookies = [headers.cookie, ...jar.for(url)].filter(Boolean);
     if (cookies.length) headers.cookie = cookies.join('; ');
     const dispatcher = await this.#dispatcher(url, req);
     return request(url, { method: 'GET', headers, signal, dispatcher });
@@ -385,13 +387,51 @@ function acceptLanguage(languages: string[] | undefined): string {
   return languages.map((l, i) => (i === 0 ? l : `${l};q=${Math.max(0.1, 1 - i * 0.1).toFixed(1)}`)).join(',');
 }
 
-// Cookies set during a redirect chain are sent on the following hops (one scrape's scope only).
-function storeCookies(jar: Map<string, string>, setCookie: string | string[] | undefined): void {
-  for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
-    const pair = line.split(';', 1)[0];
-    const eq = pair.indexOf('=');
-    if (eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+/**
+ * Cookies set during a redirect chain, sent on the following hops (one fetch's scope only) to the
+ * hosts they were set for: the host that set one, or with `Domain=` that domain and its
+ * subdomains when the setting host is one of them (RFC 6265 domain matching; a Domain without a
+ * dot is refused, public suffixes are not checked). Path, Secure and expiry are not applied.
+ */
+class CookieJar {
+  readonly #cookies = new Map<string, { name: string; value: string; domain: string; hostOnly: boolean }>();
+
+  store(from: URL, setCookie: string | string[] | undefined): void {
+    const host = from.hostname.toLowerCase();
+    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      let domain = host;
+      let hostOnly = true;
+      for (const a of attributes) {
+        const [k, v = ''] = a.split('=', 2);
+        if (k.trim().toLowerCase() !== 'domain') continue;
+        const d = v.trim().toLowerCase().replace(/^\./, '');
+        if (!d) continue;
+        if (!d.includes('.') || !domainMatch(host, d)) domain = '';
+        else {
+          domain = d;
+          hostOnly = false;
+        }
+      }
+      if (!domain) continue;
+      const name = pair.slice(0, eq).trim();
+      this.#cookies.set(`${domain}\0${name}`, { name, value: pair.slice(eq + 1).trim(), domain, hostOnly });
+    }
   }
+
+  /** `name=value` of the cookies that go to `url`. */
+  for(url: URL): string[] {
+    const host = url.hostname.toLowerCase();
+    const out: string[] = [];
+    for (const c of this.#cookies.values()) if (c.hostOnly ? host === c.domain : domainMatch(host, c.domain)) out.push(`${c.name}=${c.value}`);
+    return out;
+  }
+}
+
+function domainMatch(host: string, domain: string): boolean {
+  return host === domain || host.endsWith(`.${domain}`);
 }
 
 // An HTML page that only forwards the reader (<meta http-equiv="refresh" content="0; url=...">,
