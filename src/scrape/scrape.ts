@@ -412,7 +412,7 @@ export class Scraper {
    * Stores a binary output under the job for FILE_TTL_HOURS, or until the parent's results expire
    * if sooner; resolves to its URL on our file route.
    */
-  async #storeFile(caller: Caller, jobId: string, ctx: ScrapeContext, data: Buffer, contentType: string, ext: string): Promise<string> {
+  async #storeFile(caller: Caller, jobId: string, ctx: ScrapeContext, data: Buffer | { path: string }, contentType: string, ext: string): Promise<string> {
     const id = await storeFile(this.#d.db, { teamId: caller.teamId, jobId, contentType, data, ttlMs: this.#d.fileTtlMs, notAfter: ctx.filesExpireAt });
     return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
   }
@@ -441,7 +441,8 @@ export class Scraper {
         if (file.size > limits.zdrMaxBytes) throw new MediaTooLargeError(file.sourceUrl, limits.zdrMaxBytes, 'MEDIA_ZDR_MAX_BYTES');
         return `data:${file.mimeType};base64,${(await readFile(file.path)).toString('base64')}`;
       }
-      return this.#storeFile(caller, jobId, ctx, await readFile(file.path), file.mimeType, file.ext);
+      // Stored from the file a chunk at a time (src/store/files.ts): a 100 MiB video never sits in memory whole.
+      return this.#storeFile(caller, jobId, ctx, { path: file.path }, file.mimeType, file.ext);
     };
     const dir = await mkdtemp(join(tmpdir(), 'gleaner-media-'));
     try {

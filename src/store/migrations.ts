@@ -356,6 +356,26 @@ export const migrations: Migration[] = [
       CREATE INDEX extracts_expires ON extracts (expires_at);
     `,
   },
+  {
+    id: 13,
+    name: 'stored file chunks',
+    sql: `
+      -- Stored files' bytes in 1 MiB chunks (src/store/files.ts): a large media file is written from
+      -- its temporary file and served back a chunk at a time, never held whole in memory. Files
+      -- stored before keep their bytes in stored_files.data (size NULL) and are read the same way.
+      CREATE TABLE stored_file_chunks (
+        file_id text NOT NULL REFERENCES stored_files(id) ON DELETE CASCADE,
+        n integer NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (file_id, n)
+      );
+      -- Images and media do not compress: storing them uncompressed saves the CPU and lets a
+      -- range read fetch only its own TOAST chunks.
+      ALTER TABLE stored_file_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+      ALTER TABLE stored_files ALTER COLUMN data DROP NOT NULL;
+      ALTER TABLE stored_files ADD COLUMN size bigint;
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

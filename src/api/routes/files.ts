@@ -2,11 +2,12 @@
 // without an API key (as a signed storage URL would be), so clients can show them directly.
 // Single byte ranges (Range: bytes=…) are answered 206, so stored video plays and seeks in a
 // browser; a file never changes, so its id is its ETag.
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../store/db.ts';
-import { readFile, readFileInfo, readFileSlice } from '../../store/files.ts';
+import { readFileBytes, readFileInfo } from '../../store/files.ts';
 import { NotFoundError } from '../errors.ts';
 
 export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
@@ -28,29 +29,20 @@ export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Prom
       const id = request.params.name.slice(0, 32);
       const etag = `"${id}"`;
       reply.header('cache-control', 'private, max-age=86400').header('accept-ranges', 'bytes').header('etag', etag);
+      const info = await readFileInfo(db, id);
+      if (!info) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
+      reply.header('content-type', info.contentType);
       const rangeHeader = request.headers.range;
       const ifRange = request.headers['if-range'];
-      if (rangeHeader && (ifRange === undefined || ifRange === etag)) {
-        const info = await readFileInfo(db, id);
-        if (!info) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
-        const range = byteRange(rangeHeader, info.size);
-        if (range === 'unsatisfiable') {
-          return reply.code(416).header('content-range', `bytes */${info.size}`).header('content-type', info.contentType).send();
-        }
-        if (range) {
-          const part = await readFileSlice(db, id, range.start, range.end - range.start + 1);
-          if (!part) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
-          return reply
-            .code(206)
-            .header('content-type', info.contentType)
-            .header('content-range', `bytes ${range.start}-${range.end}/${info.size}`)
-            .send(part);
-        }
-      }
-      const file = await readFile(db, id);
-      if (!file) throw new NotFoundError('No such file (or it has expired)', 'FILE_NOT_FOUND');
-      reply.header('content-type', file.contentType);
-      return reply.send(file.data);
+      let range: ReturnType<typeof byteRange>;
+      if (rangeHeader && (ifRange === undefined || ifRange === etag)) range = byteRange(rangeHeader, info.size);
+      if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${info.size}`).send();
+      if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${info.size}`);
+      const { start, end } = range ?? { start: 0, end: info.size - 1 };
+      reply.header('content-length', String(end - start + 1));
+      if (end < start) return reply.send(Buffer.alloc(0));
+      // A few MiB at a time from the database (src/store/files.ts): a large video is never held whole.
+      return reply.send(Readable.from(readFileBytes(db, id, info, start, end)));
     },
   );
 }
