@@ -170,7 +170,7 @@ export class Frontier {
     }
   }
 
-  /** Claims up to `n` due pages and starts them; resolves to how many. */
+  /** Claims up to `n` due pages into the stock (starting what free slots allow); resolves to how many. */
   async #claim(n: number): Promise<number> {
     const { db, crawler, leaseMs } = this.#o;
     // Crawls at their maxConcurrency in this process (running or waiting here) get nothing more now.
