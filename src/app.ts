@@ -67,7 +67,7 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   // A scrape's storage finishes after its answer (src/scrape/pending-writes.ts); the team's next
   // request sees it (credits, activity, the stored document). Scrapes themselves do not wait.
   app.addHook('preHandler', async (request) => {
-    const writes = request.caller && !(request.method === 'POST' && request.routeOptions.url === '/v2/scrape') ? stack.scraper.pendingWrites.forTeam(request.caller.teamId) : undefined;
+    const writes = request.caller && !request.routeOptions.config.skipPendingWrites ? stack.scraper.pendingWrites.forTeam(request.caller.teamId) : undefined;
     if (writes) await writes;
   });
 

@@ -8,6 +8,11 @@ declare module 'fastify' {
     public?: boolean;
     /** Which per-team rate limit the route counts against; unset: `account`. */
     rateLimit?: RateLimitClass;
+    /**
+     * The route runs without first waiting for the team's scrape storage still under way
+     * (src/scrape/pending-writes.ts): POST /v2/scrape, which waits only for its own page's copy.
+     */
+    skipPendingWrites?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated team and key; set on every non-public route. */

@@ -21,7 +21,7 @@ export async function scrapeRoutes(
   r.post(
     '/v2/scrape',
     {
-      config: { rateLimit: 'scrape' },
+      config: { rateLimit: 'scrape', skipPendingWrites: true },
       schema: {
         tags,
         summary: 'Scrape one URL',
