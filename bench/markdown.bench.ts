@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import TurndownService from 'turndown';
-import { htmlToMarkdown } from '../src/scrape/transform/markdown.ts';
+import { htmlToMarkdown } from '../src/markdown/markdown.ts';
 import { type CorpusPage, generateCorpus } from './corpus/html-pages.ts';
 
 const require = createRequire(import.meta.url);

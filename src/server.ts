@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // A new embedded database is a copy of the template npm install made; without one, a child
   // process makes it (PGlite's initdb: ~450 MB for a few seconds), and made before the service's
-  // modules load, that child overlaps a ~70 MB process, not ~150 MB (src/store/pglite-template.ts).
+  // modules load, that child overlaps a ~70 MB process, not ~150 MB (src/store/pglite/template.ts).
   if (!config.databaseUrl) await preparePgliteDataDir(config.dataDir);
   const { startService, stopOnSignals } = await import('./service.ts');
   const service = await startService(config);

@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../store/db.ts';
 import { type Caller, findCallerByKey, touchApiKey } from '../store/teams.ts';
-import { UnauthorizedError } from './errors.ts';
 import './types.ts';
+import { UnauthorizedError } from '../errors.ts';
 
 // last_used_at is informative only: write it at most once a minute per key, off the request path.
 const TOUCH_INTERVAL_MS = 60_000;

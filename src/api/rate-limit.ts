@@ -6,8 +6,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Db } from '../store/db.ts';
-import { RateLimitedError } from './errors.ts';
 import './types.ts';
+import { RateLimitedError } from '../errors.ts';
 
 const WINDOW_SECONDS = 60;
 

@@ -25,7 +25,7 @@ import type { WebSocket } from 'ws';
 import type { ScrapeDocument } from '../contract/scrape.ts';
 import { type CrawlKind, type CrawlStatus, type Crawler, STATUS_MAX_BYTES } from '../crawl/crawler.ts';
 import type { Db } from '../store/db.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 export type StatusStreamMessage =
   | { type: 'catchup'; data: CrawlStatus }

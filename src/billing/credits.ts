@@ -3,11 +3,11 @@
 // charge is written when the cost is known. Concurrent requests near the limit may overshoot
 // by at most their own cost, which is preferred over serialising every request on a lock.
 import { randomUUID } from 'node:crypto';
-import { InsufficientCreditsError } from '../api/errors.ts';
 import type { Queryable } from '../store/db.ts';
 import { type Job, type NewJob, jobColumns } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { recordUsage } from '../store/usage.ts';
+import { InsufficientCreditsError } from '../errors.ts';
 
 /** Costs from the spec's Limits table and wire-names.md. */
 export const creditCosts = {

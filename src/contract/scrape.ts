@@ -2,7 +2,7 @@
 // the Scrape document it returns. Options a later part of Gleaner adds are refused by name
 // (`unsupported` below), never accepted and ignored.
 import { z } from 'zod';
-import { browserActionSchema } from '../scrape/engines/browser/actions.ts';
+import { browserActionSchema } from './actions.ts';
 
 export const DEFAULT_MAX_AGE_MS = 172_800_000; // 2 days
 export const LOCKDOWN_MAX_AGE_MS = 2 * 365 * 24 * 60 * 60 * 1000; // 2 years

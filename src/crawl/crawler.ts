@@ -55,7 +55,6 @@
 // The record statement marks the pages whose event is due (event_pending) and the mark is cleared
 // once the events are queued, so the events of a process killed in between are queued by a
 // frontier's sweep a minute later (the event's job id makes a second send a no-op).
-import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import type { BatchScrapeRequest } from '../contract/batch.ts';
 import type { CrawlRequest } from '../contract/crawl.ts';
@@ -75,6 +74,7 @@ import { Politeness } from './politeness.ts';
 import { RobotsCache } from './robots.ts';
 import { SitemapReader } from './sitemap.ts';
 import { UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
+import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 
 export const SEED_QUEUE = 'crawl-seed';
 /** Retries of the sitemap seed job. */

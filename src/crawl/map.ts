@@ -28,11 +28,9 @@
 // Cost: 1 credit per successful call (neither the spec's Limits nor wire-names.md state a map
 // cost; Firecrawl bills map at 1 credit), checked before any work (402) and charged on success.
 import type { FastifyBaseLogger } from 'fastify';
-import { ApiError } from '../api/errors.ts';
 import { chargeCredits, ensureCredits } from '../billing/credits.ts';
 import type { MapLink, MapRequest } from '../contract/map.ts';
 import type { HttpEngine, HttpResponse } from '../scrape/engines/http.ts';
-import { BlockedUrlError } from '../scrape/errors.ts';
 import { decodeText, detectContentKind } from '../scrape/transform/decode.ts';
 import type { Db } from '../store/db.ts';
 import { createJob, updateJob } from '../store/jobs.ts';
@@ -42,6 +40,7 @@ import { rankByRelevance } from './rank.ts';
 import type { RobotsCache } from './robots.ts';
 import type { SitemapReader } from './sitemap.ts';
 import { type NormalizeOptions, UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
+import { ApiError, BlockedUrlError } from '../errors.ts';
 
 /** Credits one map call costs. */
 export const MAP_CREDITS = 1;

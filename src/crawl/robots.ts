@@ -17,7 +17,7 @@
 // was asked for.
 import robotsParserModule from 'robots-parser';
 import type { HttpEngine } from '../scrape/engines/http.ts';
-import { BlockedUrlError, ScrapeError } from '../scrape/errors.ts';
+import { BlockedUrlError, ScrapeError } from '../errors.ts';
 
 // robots-parser is CommonJS (module.exports = the function) but its types declare an ES default
 // export: at run time the default import is the function itself.

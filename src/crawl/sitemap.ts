@@ -16,8 +16,8 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
 import type { HttpEngine } from '../scrape/engines/http.ts';
-import { BlockedUrlError } from '../scrape/errors.ts';
 import type { RobotsCache } from './robots.ts';
+import { BlockedUrlError } from '../errors.ts';
 
 export interface SitemapEntry {
   url: string;

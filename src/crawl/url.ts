@@ -15,7 +15,7 @@
 // trailing slash on a non-root path, so /docs and /docs/ are one entry; whichever form is seen
 // first is the one fetched and reported. The root path is always "/".
 import { getDomain } from 'tldts';
-import { BadRequestError } from '../api/errors.ts';
+import { BadRequestError } from '../errors.ts';
 
 export interface NormalizeOptions {
   /** Drop the whole query string (the wire option ignoreQueryParameters). */

@@ -1,10 +1,9 @@
 // A document's bytes to the parts of a Scrape document, through the worker-thread pool: what
 // POST /v2/parse and a scrape of a document URL share. Credits: a PDF costs 1 per page converted
 // (bounded by maxPages), any other document 1; the provider steps say which path ran.
-import { ApiError } from '../api/errors.ts';
-import { DocumentError } from './errors.ts';
-import type { ParsePool } from './pool.ts';
+import type { ParsePool } from './parse-pool.ts';
 import type { DocumentBlock, DocumentKind } from './types.ts';
+import { ApiError, DocumentError } from '../errors.ts';
 
 export const CONTENT_TYPES: Record<DocumentKind, string> = {
   pdf: 'application/pdf',

@@ -7,10 +7,10 @@
 // only the kind; requireDocumentKind() throws DOCUMENT_UNSUPPORTED (415-class, naming the type) or
 // DOCUMENT_ENCRYPTED.
 import { fieldCounts } from './csv.ts';
-import { DocumentError } from './errors.ts';
 import { decodeTextBytes } from './text.ts';
 import type { DocumentKind } from './types.ts';
 import { cfbHasStream, decodeText, isCfb, ZipArchive } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 export interface DetectHints {
   contentType?: string;

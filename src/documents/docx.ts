@@ -12,12 +12,12 @@
 //   else its name); footnotes and endnotes → `[^n]` references and definitions at the end.
 // - Metadata from docProps/core.xml.
 import type { Element } from 'domhandler';
-import { DocumentError } from './errors.ts';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
 import { compact, coreProperties, mainPart, open, readRels, readXml, type Rel, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, isElement, kid, kids, local, relAttr, textOf } from './xml.ts';
 import { throwIfAborted } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 interface Ctx {
   rels: Map<string, Rel>;

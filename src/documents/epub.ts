@@ -4,12 +4,12 @@
 // relative paths. Chapters are separated by a blank line; numPages = chapters in the spine;
 // `pages` (with ParseOptions.pages) = each chapter's markdown. Metadata: title, author (first
 // creators), language, identifier, publisher, date, description, subject.
-import { DocumentError } from './errors.ts';
 import { toMarkdown } from './html-builder.ts';
 import { compact, open, readXml, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, kid, kids, local, textOf } from './xml.ts';
 import { decodeText, throwIfAborted } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 const CHAPTER_TYPES = new Set(['application/xhtml+xml', 'text/html', 'application/x-dtbook+xml', 'text/x-oeb1-document']);
 

@@ -1,6 +1,6 @@
 // Builds simple HTML from document structure, rendered to markdown by the web pipeline's converter
-// (src/scrape/transform/markdown.ts) so escaping, lists and tables come out the same as for pages.
-import { htmlToMarkdown } from '../scrape/transform/markdown.ts';
+// (src/markdown/markdown.ts) so escaping, lists and tables come out the same as for pages.
+import { htmlToMarkdown } from '../markdown/markdown.ts';
 import { escapeHtml } from './xml.ts';
 
 export interface Run {

@@ -7,13 +7,13 @@
 import { parseCsv } from './csv.ts';
 import { parseDocx } from './docx.ts';
 import { parseEpub } from './epub.ts';
-import { DocumentError } from './errors.ts';
 import { parseOdt } from './odt.ts';
 import { parseOds, parseXlsx } from './sheets.ts';
 import { parseOdp, parsePptx } from './slides.ts';
 import { parseText } from './text.ts';
 import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
 import { throwIfAborted } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 export { detectDocument, detectDocumentKind, requireDocumentKind } from './detect.ts';
 export type { DetectHints, Detection } from './detect.ts';

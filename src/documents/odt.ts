@@ -9,12 +9,12 @@
 // - Links (text:a) → [text](href); images (draw:image) → ![alt](Pictures/…) with the href as
 //   written; footnotes (text:note) → [^n] and definitions at the end. Metadata from meta.xml.
 import type { AnyNode, Element } from 'domhandler';
-import { DocumentError } from './errors.ts';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
 import { compact, odfMetadata, open, readXml } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, isElement, kid, kids, local, textOf } from './xml.ts';
 import { throwIfAborted, type ZipArchive } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 interface StyleProps {
   bold?: boolean;

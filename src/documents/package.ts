@@ -1,8 +1,8 @@
 // Shared by the OOXML and ODF parsers: relationships, part paths, document properties.
-import { DocumentError } from './errors.ts';
 import type { ParseOptions } from './types.ts';
 import { attr, kids, local, parseXml, textOf } from './xml.ts';
 import { openZip, type ZipArchive } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 export interface Rel {
   type: string;

@@ -14,7 +14,6 @@
 //   does not expose font names without a full operator-list pass).
 import { getDocument, OPS, PDFDateString, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { DocumentError } from './errors.ts';
 import { ocrAvailable, recognise } from './ocr.ts';
 import {
   buildLines,
@@ -28,6 +27,7 @@ import {
   type Unit,
 } from './pdf/layout.ts';
 import type { BlockItem, DocumentBlock, ParsedDocument, ParseOptions } from './types.ts';
+import { DocumentError } from '../errors.ts';
 
 export { ocrAvailable } from './ocr.ts';
 

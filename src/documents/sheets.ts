@@ -7,12 +7,12 @@
 // or `10:30:00` (1900 and 1904 date systems). Empty rows and columns are dropped. At most
 // ParseOptions.maxRows rows per sheet (default 10,000) and maxCells cells in all; a warning names
 // the sheet and how many rows were left out. numPages = number of sheets.
-import { DocumentError } from './errors.ts';
 import { compact, coreProperties, mainPart, odfMetadata, open, readRels, readXml, resolvePart } from './package.ts';
 import { gridToMarkdown, RowLimiter, type SparseRow } from './table.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, kid, kids, local, relAttr, saxParser } from './xml.ts';
 import { throwIfAborted, type ZipArchive } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 interface Sheet {
   name: string;

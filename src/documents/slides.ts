@@ -7,13 +7,13 @@
 // "Notes:" line. A slide without a title is `## Slide N`. numPages = slides; `pages` (with
 // ParseOptions.pages) = each slide's markdown.
 import type { Element } from 'domhandler';
-import { DocumentError } from './errors.ts';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
 import { collectStyles, inline, listItems, type OdfCtx, tableRows } from './odt.ts';
 import { compact, coreProperties, mainPart, odfMetadata, open, readRels, readXml, type Rel, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, descendants, escapeHtml, kid, kids, local, relAttr, textOf } from './xml.ts';
 import { throwIfAborted } from './zip.ts';
+import { DocumentError } from '../errors.ts';
 
 interface SlideContent {
   title: string;

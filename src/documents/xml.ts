@@ -3,7 +3,7 @@
 // prefix does not break parsing; and a SAX wrapper for parts that are streamed (large sheets).
 import type { AnyNode, Element } from 'domhandler';
 import { Parser, parseDocument } from 'htmlparser2';
-import { DocumentError } from './errors.ts';
+import { DocumentError } from '../errors.ts';
 
 /** `w:p` → `p`. */
 export function local(name: string): string {

@@ -12,7 +12,7 @@
 //   openZip() reports those as DOCUMENT_ENCRYPTED too.
 import { Inflate } from 'fflate';
 import { crc32 } from 'node:zlib';
-import { DocumentError } from './errors.ts';
+import { DocumentError } from '../errors.ts';
 
 export const DEFAULT_MAX_UNPACKED_BYTES = 200 * 1024 * 1024;
 export const DEFAULT_MAX_ENTRIES = 20_000;

@@ -9,7 +9,7 @@ import type { Db } from '../store/db.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
 import { vacuumEmbedded } from '../store/maintenance.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';
-import { registerExtractJobs } from './extract.ts';
+import { registerExtractJobs } from '../extract/extract.ts';
 import type { ScrapeStack } from '../scrape/stack.ts';
 import type { JobQueue, Log } from './queue.ts';
 import { registerWebhookJobs } from './webhooks.ts';

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { LlmInvalidSchemaError } from './errors.ts';
+import { LlmInvalidSchemaError } from '../errors.ts';
 
 // ajv-formats is CommonJS with a default export: Node hands us module.exports, TypeScript the namespace.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;

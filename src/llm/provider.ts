@@ -27,14 +27,8 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatComple
 import type { LlmConfig } from '../config.ts';
 import type { Queryable } from '../store/db.ts';
 import { recordTokens } from '../store/usage.ts';
-import {
-  LlmInvalidOutputError,
-  LlmRateLimitedError,
-  LlmTimeoutError,
-  LlmUnavailableError,
-  LlmUpstreamError,
-} from './errors.ts';
 import { type JsonSchema, checkReply, compileSchema } from './json.ts';
+import { LlmInvalidOutputError, LlmRateLimitedError, LlmTimeoutError, LlmUnavailableError, LlmUpstreamError } from '../errors.ts';
 
 /** Whose tokens these are: one ledger row per request goes to this team, key and job. */
 export interface UsageOwner {

@@ -1,10 +1,10 @@
 // From a validated scrape request to what the pipeline must produce: the output formats, the
 // cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
-import { BadRequestError } from '../api/errors.ts';
 import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
 import { checkJsonSchema } from '../llm/json.ts';
 import type { ScreenshotOptions } from './engines/browser.ts';
 import { selectorProblem } from './transform/clean.ts';
+import { BadRequestError } from '../errors.ts';
 
 export interface FormatPlan {
   markdown: boolean;

@@ -6,7 +6,6 @@ import { STATUS_CODES } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
@@ -21,9 +20,7 @@ import type { BrowserEngine, BrowserResponse, StorageState } from './engines/bro
 import type { HttpEngine, HttpResponse } from './engines/http.ts';
 import { type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../documents/convert.ts';
 import { detectDocument } from '../documents/detect.ts';
-import { DocumentError } from '../documents/errors.ts';
-import type { ParsePool } from '../documents/pool.ts';
-import { BrowserUnavailableError, MediaTooLargeError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from './errors.ts';
+import type { ParsePool } from '../documents/parse-pool.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { needsRendering } from './needs-render.ts';
@@ -37,6 +34,7 @@ import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../config.ts';
 import { detectContentKind, decodeText } from './transform/decode.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
+import { ApiError, BadRequestError, BrowserUnavailableError, DocumentError, MediaTooLargeError, NotFoundError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from '../errors.ts';
 
 export interface ScrapeDeps {
   db: Db;

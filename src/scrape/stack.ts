@@ -3,7 +3,7 @@
 // Chromium), one per-team concurrency gate, one robots.txt cache.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { ParsePool } from '../documents/pool.ts';
+import { ParsePool } from '../documents/parse-pool.ts';
 import { RobotsCache } from '../crawl/robots.ts';
 import { SitemapReader } from '../crawl/sitemap.ts';
 import { TeamConcurrency } from '../jobs/concurrency.ts';

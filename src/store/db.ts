@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Pool, PoolClient } from 'pg';
-import { openPgliteThread } from './pglite-thread.ts';
-import { createPgliteDir } from './pglite-template.ts';
+import { openPgliteThread } from './pglite/client.ts';
+import { createPgliteDir } from './pglite/template.ts';
 
 export interface QueryResult<T> {
   rows: T[];

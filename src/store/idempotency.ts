@@ -2,8 +2,8 @@
 // a key claims it, then records the job it created; a repeat gets that job back instead of
 // starting another. Keys are kept 24 hours (removed by the crawl sweep).
 import { createHash } from 'node:crypto';
-import { ConflictError } from '../api/errors.ts';
 import type { Queryable } from './db.ts';
+import { ConflictError } from '../errors.ts';
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -334,7 +334,7 @@ export const migrations: Migration[] = [
     id: 12,
     name: 'extracts',
     sql: `
-      -- POST /v2/extract (src/jobs/extract.ts): one row per extract (id = its job id) holding the
+      -- POST /v2/extract (src/extract/extract.ts): one row per extract (id = its job id) holding the
       -- request and, once done, the result; readable for 24 h (expires_at), then swept.
       CREATE TABLE extracts (
         id uuid PRIMARY KEY,

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES } from '../../src/contract/extract.ts';
-import { selectPages } from '../../src/jobs/extract.ts';
+import { selectPages } from '../../src/extract/extract.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, articles, productData, startFixtureSite } from '../fixtures/site/index.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';

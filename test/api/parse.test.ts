@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildCorruptPdf, buildCsv, buildDocx, buildPng, buildPptx, buildReportPdf, buildTextPdf, buildXlsx, documentTexts } from '../fixtures/site/documents.ts';
-import { DocumentError } from '../../src/documents/errors.ts';
-import { ParsePool } from '../../src/documents/pool.ts';
+import { ParsePool } from '../../src/documents/parse-pool.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { DocumentError } from '../../src/errors.ts';
 
 let svc: TestService;
 before(async () => {

@@ -1,7 +1,6 @@
 // URL normal form, dedup keys, site relations and crawl/map scope (src/crawl/url.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/api/errors.ts';
 import {
   UrlScope,
   compilePatterns,
@@ -16,6 +15,7 @@ import {
   sameSite,
   urlKey,
 } from '../../src/crawl/url.ts';
+import { ApiError } from '../../src/errors.ts';
 
 describe('normalizeUrl', () => {
   test('lower-cases scheme and host, drops default ports, fragments, credentials and a trailing host dot', () => {

@@ -3,11 +3,11 @@
 // (pages, blocks, pageMarkers, maxPages, mode) and the markdownSpan contract.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DocumentError } from '../../src/documents/errors.ts';
 import { ocrAvailable, parsePdf } from '../../src/documents/pdf.ts';
 import type { ParsedDocument } from '../../src/documents/types.ts';
 import { buildReportPdf, buildTextPdf, documentTexts, textPdfPageLines } from '../fixtures/site/documents.ts';
 import * as F from './pdf-fixtures.ts';
+import { DocumentError } from '../../src/errors.ts';
 
 /** Markdown blocks (separated by blank lines), marker comments left out. */
 function mdBlocks(md: string): string[] {

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type LlmConfig, loadConfig } from '../../src/config.ts';
-import { LlmError } from '../../src/llm/errors.ts';
 import { LlmProvider, type LlmProviderOptions, type UsageOwner } from '../../src/llm/provider.ts';
 import { jsonExtractionPrompt } from '../../src/llm/prompts.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
@@ -14,6 +13,7 @@ import { createApiKey, ensureTeam, findCallerByKey, previewKey } from '../../src
 import { monthlyUsage, recordTokens } from '../../src/store/usage.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
 import { client, startTestService, storeKinds, testEnv } from '../helpers/service.ts';
+import { LlmError } from '../../src/errors.ts';
 
 const PAGE = '# Acme Widget\n\nThe Acme Widget costs 12.50 EUR and ships in 3 days.\n';
 const schema = {

@@ -13,11 +13,11 @@ import { after, before, describe, test } from 'node:test';
 import {
   BrowserEngine,
   type BrowserFetchRequest,
-  browserActionSchema,
   chromiumAvailable,
   chromiumExecutable,
 } from '../../src/scrape/engines/browser.ts';
 import { AdBlocker } from '../../src/scrape/engines/browser/adblock.ts';
+import { browserActionSchema } from '../../src/contract/actions.ts';
 import { type FixtureSite, adsText, jsText, startFixtureSite } from '../fixtures/site/index.ts';
 
 let site: FixtureSite;

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { selectAll } from 'css-select';
 import { parseDocument } from 'htmlparser2';
 import { generateCorpus } from '../../bench/corpus/html-pages.ts';
-import { type MarkdownOptions, domToMarkdown, htmlToMarkdown } from '../../src/scrape/transform/markdown.ts';
+import { type MarkdownOptions, domToMarkdown, htmlToMarkdown } from '../../src/markdown/markdown.ts';
 
 const BASE = 'https://example.com/docs/page.html';
 const dir = new URL('./markdown/cases/', import.meta.url).pathname;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseDocument } from 'htmlparser2';
-import { extractStructuredData } from '../../src/extract/structured-data.ts';
+import { extractStructuredData } from '../../src/extractors/structured-data.ts';
 import { type MediaCandidate, candidatesFor, directMedia, discoverMedia, isMediaFile } from '../../src/scrape/media/discover.ts';
 import { sniffMedia } from '../../src/scrape/media/sniff.ts';
 

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { FfmpegUnavailableError } from '../../src/scrape/errors.ts';
 import { Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge, isExecutable, mediaType } from '../../src/scrape/media/ffmpeg.ts';
+import { FfmpegUnavailableError } from '../../src/errors.ts';
 
 const run = promisify(execFile);
 const OPTIONS = { ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', maxProcesses: 2, maxBytes: 100 * 1024 * 1024 };

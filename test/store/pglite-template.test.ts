@@ -1,4 +1,4 @@
-// New PGlite data directories are copies of a template made once (src/store/pglite-template.ts):
+// New PGlite data directories are copies of a template made once (src/store/pglite/template.ts):
 // the copy opens as a database of its own, two processes making the template at once end with
 // one, and where no template can be made the directory is made by initdb as before.
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openDb } from '../../src/store/db.ts';
-import { createPgliteDir, ensurePgliteTemplate, pgliteTemplatePath } from '../../src/store/pglite-template.ts';
+import { createPgliteDir, ensurePgliteTemplate, pgliteTemplatePath } from '../../src/store/pglite/template.ts';
 
 describe('PGlite data directory template', () => {
   let dir: string;

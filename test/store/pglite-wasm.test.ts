@@ -1,4 +1,4 @@
-// How PGlite is loaded (src/store/pglite-wasm.ts): the module keeps the SQL parser on V8's
+// How PGlite is loaded (src/store/pglite/wasm.ts): the module keeps the SQL parser on V8's
 // baseline compiler while every other hot function still tiers up, and the service's Postgres
 // settings apply.
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import { openDb } from '../../src/store/db.ts';
-import { PARSER_EXPORT, pgliteWasmModule, readWasmLayout, withLiftoffHint } from '../../src/store/pglite-wasm.ts';
+import { PARSER_EXPORT, pgliteWasmModule, readWasmLayout, withLiftoffHint } from '../../src/store/pglite/wasm.ts';
 
 const execFileAsync = promisify(execFile);
 const wasmBytes = () => readFileSync(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite')));

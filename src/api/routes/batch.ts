@@ -9,8 +9,8 @@ import { authErrors, errorBody } from '../../contract/common.ts';
 import { crawlCancelled, crawlErrors, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
 import type { Db } from '../../store/db.ts';
-import { BadRequestError } from '../errors.ts';
 import { statusStream } from '../status-stream.ts';
+import { BadRequestError } from '../../errors.ts';
 
 export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();

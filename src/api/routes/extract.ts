@@ -1,12 +1,12 @@
 // POST /v2/extract, GET /v2/extract/{id}: structured data from pages (and "/*" site globs), with
-// the LLM or deterministically, on the job queue (src/jobs/extract.ts). No cancel: Firecrawl's v2
+// the LLM or deterministically, on the job queue (src/extract/extract.ts). No cancel: Firecrawl's v2
 // extract has none.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, extractRequest, extractStarted, extractStatus } from '../../contract/extract.ts';
-import type { Extractor } from '../../jobs/extract.ts';
+import type { Extractor } from '../../extract/extract.ts';
 
 export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl }: { extractor: Extractor; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();

@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../store/db.ts';
 import { readFileBytes, readFileInfo } from '../../store/files.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../../errors.ts';
 
 export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();

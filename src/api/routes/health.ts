@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../store/db.ts';
 import { errorBody } from '../../contract/common.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 
 export async function healthRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();

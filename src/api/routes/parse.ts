@@ -1,5 +1,5 @@
 // POST /v2/parse: a multipart upload (parts `file` and `options`) converted to a Scrape document.
-// Non-HTML documents are parsed in the worker-thread pool (src/documents/pool.ts), never on the
+// Non-HTML documents are parsed in the worker-thread pool (src/documents/parse-pool.ts), never on the
 // event loop; HTML goes through the web pipeline's transformHtml, as a scraped page does.
 import multipart, { type MultipartFile, type Multipart } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
@@ -8,8 +8,7 @@ import { authErrors, errorBody } from '../../contract/common.ts';
 import { type ParseDocumentOutput, type ParseOptionsInput, parseOptions, parseResponse } from '../../contract/parse.ts';
 import { detectDocument } from '../../documents/detect.ts';
 import { CONTENT_TYPES, type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../../documents/convert.ts';
-import { DocumentError } from '../../documents/errors.ts';
-import { ParsePoolBusyError, type ParsePool } from '../../documents/pool.ts';
+import { ParsePoolBusyError, type ParsePool } from '../../documents/parse-pool.ts';
 import type { DocumentKind } from '../../documents/types.ts';
 import type { LlmProvider } from '../../llm/provider.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from '../../scrape/formats/ai.ts';
@@ -21,7 +20,7 @@ import { redactDocumentText } from '../../scrape/transform/redact.ts';
 import type { Db } from '../../store/db.ts';
 import { updateJob } from '../../store/jobs.ts';
 import { finishScrape } from '../../store/pages.ts';
-import { ApiError, BadRequestError } from '../errors.ts';
+import { ApiError, BadRequestError, DocumentError } from '../../errors.ts';
 
 /** The spec's 50 MB per request, as MiB. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;

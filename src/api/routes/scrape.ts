@@ -9,7 +9,7 @@ import type { Scraper } from '../../scrape/scrape.ts';
 import type { Db } from '../../store/db.ts';
 import { getTeamJob } from '../../store/jobs.ts';
 import { readScrapeResult } from '../../store/pages.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../../errors.ts';
 
 export async function scrapeRoutes(
   app: FastifyInstance,

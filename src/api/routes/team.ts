@@ -18,7 +18,7 @@ import {
 import type { Db } from '../../store/db.ts';
 import { countTeamJobs, listActivity } from '../../store/jobs.ts';
 import { type MonthlyUsage, type UsageKind, monthlyUsage, usageSince } from '../../store/usage.ts';
-import { BadRequestError } from '../errors.ts';
+import { BadRequestError } from '../../errors.ts';
 
 const ACTIVITY_WINDOW_MS = 24 * 60 * 60 * 1000;
 

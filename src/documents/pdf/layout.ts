@@ -3,7 +3,7 @@
 // reading order (recursive XY-cut that prefers column gutters) → classified units (heading,
 // paragraph, list item, table) with their markdown. Pure functions; coordinates are PDF points
 // from the page's top-left corner, y grows downwards, `y` of an item is its baseline.
-import { escapeLineStart, escapeText } from '../../scrape/transform/markdown-text.ts';
+import { escapeLineStart, escapeText } from '../../markdown/text.ts';
 
 export interface TextItem {
   str: string;

@@ -22,34 +22,23 @@
 //      the storage state when asked;
 //   6. the context is closed, the slot given back.
 import type { Browser, BrowserContext, Page, Request, Response } from 'playwright-core';
-import { BadRequestError } from '../../api/errors.ts';
 import { BlockedAddressError, type GuardedLookupOptions, InvalidTargetUrlError } from '../../net/ssrf.ts';
-import {
-  BlockedUrlError,
-  ConnectionError,
-  DnsResolutionError,
-  ScrapeError,
-  ScrapeTimeoutError,
-  SiteError,
-  TlsError,
-  TooManyRedirectsError,
-  UnsupportedFileError,
-} from '../errors.ts';
-import { type ActionOutputs, type BrowserAction, type Screenshot, type ScreenshotOptions, emptyOutputs, runActions, takeScreenshot } from './browser/actions.ts';
+import type { BrowserAction } from '../../contract/actions.ts';
+import { type ActionOutputs, type Screenshot, type ScreenshotOptions, emptyOutputs, runActions, takeScreenshot } from './browser/actions.ts';
 import { AdBlocker } from './browser/adblock.ts';
 import { type BrowserLocation, cookiesFromHeader, emulation } from './browser/emulation.ts';
 import { type Branding, extractBranding } from '../formats/branding.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
-import { type BrowserHandle, BrowserPool, type PoolStats, chromiumAvailable, chromiumExecutable, missingChromiumError } from './browser/pool.ts';
+import { type BrowserHandle, BrowserPool, type PoolStats, chromiumAvailable, chromiumExecutable, missingChromiumError } from './browser/browser-pool.ts';
 import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
 import { isCredentialHeader, sameTarget } from './caller-headers.ts';
+import { BadRequestError, BlockedUrlError, ConnectionError, DnsResolutionError, ScrapeError, ScrapeTimeoutError, SiteError, TlsError, TooManyRedirectsError, UnsupportedFileError } from '../../errors.ts';
 
-export { BrowserUnavailableError, ScrapeActionError } from '../errors.ts';
-export { browserActionSchema, PDF_FORMATS } from './browser/actions.ts';
-export type { ActionOutputs, BrowserAction, JavascriptReturn, Screenshot, ScreenshotOptions } from './browser/actions.ts';
+export { BrowserUnavailableError, ScrapeActionError } from '../../errors.ts';
+export type { ActionOutputs, JavascriptReturn, Screenshot, ScreenshotOptions } from './browser/actions.ts';
 export { COUNTRIES, countryProfile } from './browser/emulation.ts';
 export type { BrowserLocation } from './browser/emulation.ts';
-export { CHROMIUM_ARGS, chromiumAvailable, chromiumExecutable } from './browser/pool.ts';
+export { CHROMIUM_ARGS, chromiumAvailable, chromiumExecutable } from './browser/browser-pool.ts';
 
 /** Cookies, localStorage and IndexedDB of a context (Playwright's storage state format). */
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;

@@ -6,7 +6,6 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { type Dispatcher, ProxyAgent, request } from 'undici';
-import { BadRequestError } from '../../api/errors.ts';
 import {
   BlockedAddressError,
   type GuardedLookupOptions,
@@ -15,18 +14,8 @@ import {
   createGuardedAgent,
   createGuardedLookup,
 } from '../../net/ssrf.ts';
-import {
-  BlockedUrlError,
-  ConnectionError,
-  DnsResolutionError,
-  ResponseTooLargeError,
-  ScrapeError,
-  ScrapeTimeoutError,
-  SiteError,
-  TlsError,
-  TooManyRedirectsError,
-} from '../errors.ts';
 import { callerHeadersFor } from './caller-headers.ts';
+import { BadRequestError, BlockedUrlError, ConnectionError, DnsResolutionError, ResponseTooLargeError, ScrapeError, ScrapeTimeoutError, SiteError, TlsError, TooManyRedirectsError } from '../../errors.ts';
 
 export const DESKTOP_USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';

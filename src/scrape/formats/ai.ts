@@ -1,7 +1,7 @@
 // The AI formats of a scrape: json, summary, question/query (→ answer), highlights, product, menu
 // and the onlyCleanContent pass. Each has two paths (README "AI formats"):
 //
-// - Deterministic (no LLM configured, or the LLM failed): the extractors of src/extract/ —
+// - Deterministic (no LLM configured, or the LLM failed): the extractors of src/extractors/ —
 //   fillJsonSchema, extractiveSummary, BM25 answer/highlights, extractProduct, extractMenu,
 //   cleanMarkdown — and a warning naming the path that ran.
 // - LLM (OPENAI_BASE_URL / OPENAI_API_KEY): the page's markdown in the prompt, grounded by the
@@ -14,18 +14,18 @@
 // scrape, and is never silent. The scrape's own deadline still fails it (SCRAPE_TIMEOUT).
 // onlyCleanContent runs first: the other formats read the cleaned markdown.
 import type { Document } from 'domhandler';
-import { answerQuestion, highlights as bm25Highlights, highlightsText } from '../../extract/bm25.ts';
-import { cleanMarkdown } from '../../extract/clean-content.ts';
-import { fillJsonSchema } from '../../extract/json-fields.ts';
-import { type Menu, extractMenu } from '../../extract/menu.ts';
-import { type Product, extractProduct } from '../../extract/product.ts';
-import type { StructuredData } from '../../extract/structured-data.ts';
-import { LlmError, LlmUpstreamError } from '../../llm/errors.ts';
+import { answerQuestion, highlights as bm25Highlights, highlightsText } from '../../extractors/bm25.ts';
+import { cleanMarkdown } from '../../extractors/clean-content.ts';
+import { fillJsonSchema } from '../../extractors/json-fields.ts';
+import { type Menu, extractMenu } from '../../extractors/menu.ts';
+import { type Product, extractProduct } from '../../extractors/product.ts';
+import type { StructuredData } from '../../extractors/structured-data.ts';
 import type { JsonSchema } from '../../llm/json.ts';
 import { cleanContentPrompt, highlightsPrompt, highlightsSchema, jsonExtractionPrompt, questionPrompt, summaryPrompt } from '../../llm/prompts.ts';
 import type { LlmProvider, UsageOwner } from '../../llm/provider.ts';
 import type { FormatPlan } from '../plan.ts';
 import { extractiveSummary } from './summary.ts';
+import { LlmError, LlmUpstreamError } from '../../errors.ts';
 
 /** Output tokens assumed when LLM_MAX_OUTPUT_TOKENS is unset (a common endpoint default). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;

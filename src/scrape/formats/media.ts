@@ -6,11 +6,11 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpEngine } from '../engines/http.ts';
-import { MediaFetchError, MediaTooLargeError, MediaUnsupportedError } from '../errors.ts';
 import { type MediaCandidate, type MediaTrack, candidatesFor } from '../media/discover.ts';
 import { MediaDownloader, type MediaDownloadOptions } from '../media/download.ts';
 import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge, type Probe, mediaType } from '../media/ffmpeg.ts';
 import { type LocalMedia, obtainMedia } from '../media/obtain.ts';
+import { MediaFetchError, MediaTooLargeError, MediaUnsupportedError } from '../../errors.ts';
 
 /** Candidates tried per format when the first is not media or cannot be downloaded (as a browser tries each <source>). */
 const MAX_TRIES = 3;

@@ -6,7 +6,7 @@
 // is a file or a manifest is decided by what it answers (src/scrape/media/obtain.ts).
 import { selectAll } from 'css-select';
 import type { AnyNode, Document, Element } from 'domhandler';
-import { type StructuredData, asList, findByType, isObj } from '../../extract/structured-data.ts';
+import { type StructuredData, asList, findByType, isObj } from '../../extractors/structured-data.ts';
 import { sniffMedia } from './sniff.ts';
 
 /** What the page says the media is. */

@@ -4,7 +4,7 @@
 import { createWriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { HttpEngine } from '../engines/http.ts';
-import { MediaFetchError, MediaTooLargeError, ResponseTooLargeError } from '../errors.ts';
+import { MediaFetchError, MediaTooLargeError, ResponseTooLargeError } from '../../errors.ts';
 
 export interface MediaDownloadOptions {
   http: HttpEngine;

@@ -10,7 +10,7 @@ import { accessSync, constants } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { TeamConcurrency } from '../../jobs/concurrency.ts';
-import { FfmpegUnavailableError } from '../errors.ts';
+import { FfmpegUnavailableError } from '../../errors.ts';
 
 export interface FfmpegOptions {
   ffmpegPath: string;

@@ -5,13 +5,13 @@
 // by its bytes (#EXTM3U, <MPD>: src/scrape/media/sniff.ts), not by what the page said.
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MediaTooLargeError, MediaUnsupportedError } from '../errors.ts';
 import { DashUnsupported, parseMpd } from './dash.ts';
 import type { MediaCandidate } from './discover.ts';
 import type { MediaDownloader } from './download.ts';
 import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge } from './ffmpeg.ts';
 import { HlsUnsupported, type HlsMedia, audioRendition, bestVariant, parsePlaylist } from './hls.ts';
 import { SNIFF_BYTES, sniffMedia } from './sniff.ts';
+import { MediaTooLargeError, MediaUnsupportedError } from '../../errors.ts';
 
 /** Which tracks are needed: the video format needs everything; audio alone may skip video renditions. */
 export interface Tracks {

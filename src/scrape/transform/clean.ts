@@ -51,7 +51,7 @@ import { selectAll } from 'css-select';
 import type { AnyNode, ChildNode, Document, Element, ParentNode, Text } from 'domhandler';
 import { Element as ElementNode, isTag } from 'domhandler';
 import { findOne, textContent } from 'domutils';
-import { BadRequestError } from '../../api/errors.ts';
+import { BadRequestError } from '../../errors.ts';
 
 export interface CleanOptions {
   /** Default true. */

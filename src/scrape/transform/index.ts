@@ -6,11 +6,11 @@ import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
 import { findOne } from 'domutils';
 import { parseDocument } from 'htmlparser2';
-import { type StructuredData, extractStructuredData } from '../../extract/structured-data.ts';
+import { type StructuredData, extractStructuredData } from '../../extractors/structured-data.ts';
 import { type MediaCandidate, discoverMedia } from '../media/discover.ts';
 import { type FormatPlan, needsMarkdown, needsStructuredData, wantsMedia } from '../plan.ts';
 import { cleanDocument } from './clean.ts';
-import { domToMarkdown } from './markdown.ts';
+import { domToMarkdown } from '../../markdown/markdown.ts';
 import { extractMetadata } from './metadata.ts';
 
 export interface HtmlTransformInput {

@@ -1,38 +1,10 @@
-// Page actions, with the exact wire fields of the v2 API (wire-names.md, "Actions"), and their
-// runner. Each action runs in order on the fetch's page; outputs are collected by kind. A
-// failing action stops the fetch with ScrapeActionError (400 SCRAPE_ACTION_ERROR) naming its
+// The runner of page actions (their wire schema: src/contract/actions.ts). Each action runs in
+// order on the fetch's page; outputs are collected by kind. A failing action stops the fetch with ScrapeActionError (400 SCRAPE_ACTION_ERROR) naming its
 // index and reason; running out of the fetch's time is a timeout (408), not an action error.
 import type { Page } from 'playwright-core';
-import { z } from 'zod';
-import { ScrapeActionError } from '../../errors.ts';
+import type { BrowserAction } from '../../../contract/actions.ts';
 import { type NetworkTracker, type SettleOptions, settle } from './settle.ts';
-
-export const PDF_FORMATS = ['A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6', 'Letter', 'Legal', 'Tabloid', 'Ledger'] as const;
-
-const viewport = z.object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) }).strict();
-const selector = z.string().min(1).max(1000);
-
-/** One action, validated (the API contract can use this schema as is). */
-export const browserActionSchema = z.discriminatedUnion('type', [
-  z
-    .object({ type: z.literal('wait'), milliseconds: z.number().int().min(1).max(60_000).optional(), selector: selector.optional() })
-    .strict()
-    .refine((a) => (a.milliseconds === undefined) !== (a.selector === undefined), { message: 'wait needs exactly one of milliseconds or selector' }),
-  z.object({ type: z.literal('click'), selector, all: z.boolean().optional() }).strict(),
-  z.object({ type: z.literal('write'), text: z.string().max(100_000) }).strict(),
-  z.object({ type: z.literal('press'), key: z.string().min(1).max(100) }).strict(),
-  z.object({ type: z.literal('scroll'), direction: z.enum(['up', 'down']).optional(), selector: selector.optional() }).strict(),
-  z.object({ type: z.literal('scrape') }).strict(),
-  z.object({ type: z.literal('executeJavascript'), script: z.string().min(1).max(1_000_000) }).strict(),
-  z
-    .object({ type: z.literal('pdf'), format: z.enum(PDF_FORMATS).optional(), landscape: z.boolean().optional(), scale: z.number().min(0.1).max(2).optional() })
-    .strict(),
-  z
-    .object({ type: z.literal('screenshot'), fullPage: z.boolean().optional(), quality: z.number().int().min(0).max(100).optional(), viewport: viewport.optional() })
-    .strict(),
-]);
-
-export type BrowserAction = z.infer<typeof browserActionSchema>;
+import { ScrapeActionError } from '../../../errors.ts';
 
 export interface Screenshot {
   data: Buffer;

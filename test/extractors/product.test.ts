@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { productPage } from '../fixtures/site/pages.ts';
-import { extractProduct, parseAmount } from '../../src/extract/product.ts';
-import { extractStructuredData } from '../../src/extract/structured-data.ts';
+import { extractProduct, parseAmount } from '../../src/extractors/product.ts';
+import { extractStructuredData } from '../../src/extractors/structured-data.ts';
 import { ctx, fixture, load } from './helpers.ts';
 
 test('fixture /products/widget → the spec Product shape', () => {

@@ -1,70 +1,8 @@
-// Errors as named classes with codes, and the one JSON shape every route answers with:
-// {success: false, code, error} plus `details` for validation problems.
+// The one JSON shape every route answers with when it fails: {success: false, code, error} plus
+// `details` for validation problems. Errors themselves are defined in src/errors.ts.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-
-export class ApiError extends Error {
-  readonly statusCode: number;
-  readonly code: string;
-  readonly details?: unknown;
-  readonly headers?: Record<string, string>;
-  constructor(statusCode: number, code: string, message: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) {
-    super(message);
-    this.name = new.target.name;
-    this.statusCode = statusCode;
-    this.code = code;
-    this.details = extra.details;
-    this.headers = extra.headers;
-  }
-}
-
-export class BadRequestError extends ApiError {
-  constructor(message: string, details?: unknown) {
-    super(400, 'BAD_REQUEST', message, { details });
-  }
-}
-
-export class UnauthorizedError extends ApiError {
-  constructor(message = 'Unauthorized: send a valid API key as "Authorization: Bearer <key>"') {
-    super(401, 'UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Bearer' } });
-  }
-}
-
-export class InsufficientCreditsError extends ApiError {
-  constructor(needed: number, remaining: number) {
-    super(
-      402,
-      'INSUFFICIENT_CREDITS',
-      `Payment required: this request needs ${needed} credit(s) and the team has ${remaining} left this billing period.`,
-    );
-  }
-}
-
-export class ForbiddenError extends ApiError {
-  constructor(message = 'Forbidden: this resource belongs to another team') {
-    super(403, 'FORBIDDEN', message);
-  }
-}
-
-export class NotFoundError extends ApiError {
-  constructor(message = 'Not found', code = 'NOT_FOUND') {
-    super(404, code, message);
-  }
-}
-
-export class ConflictError extends ApiError {
-  constructor(message: string, code: string) {
-    super(409, code, message);
-  }
-}
-
-export class RateLimitedError extends ApiError {
-  constructor(retryAfterSeconds: number, limitClass: string) {
-    super(429, 'RATE_LIMITED', `Rate limit exceeded for ${limitClass} requests; retry after ${retryAfterSeconds} s.`, {
-      headers: { 'retry-after': String(retryAfterSeconds) },
-    });
-  }
-}
+import { ApiError } from '../errors.ts';
 
 export interface ErrorBody {
   success: false;

@@ -35,7 +35,7 @@ import {
   linkDestination,
   linkTitle,
   longestBacktickRun,
-} from './markdown-text.ts';
+} from './text.ts';
 
 export interface MarkdownOptions {
   /** Absolute URL that relative links and images are resolved against. */

@@ -43,7 +43,7 @@ export const PARSER_EXPORT = 'raw_parser';
 export const PGLITE_SETTINGS = ['shared_buffers=16MB', 'max_connections=8'];
 
 /**
- * Node flags of the child that creates a new data directory (src/store/pglite-init.ts). initdb
+ * Node flags of the child that creates a new data directory (src/store/pglite/initdb.ts). initdb
  * runs each of its statements once, so V8's optimising compiler only costs there (its compile of
  * the parser alone is the ~600 MB above): Liftoff alone. And PGlite's initdb keeps dead copies
  * of a whole Postgres memory and of the data directory (a tar) in ArrayBuffers that only a

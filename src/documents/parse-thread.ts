@@ -1,11 +1,11 @@
-// One parser thread of the pool (src/documents/pool.ts): receives {buffer, kind, options,
+// One parser thread of the pool (src/documents/parse-pool.ts): receives {buffer, kind, options,
 // timeoutMs}, runs parseDocument with a deadline, answers with the document or a DocumentError's
 // code and message. One job at a time.
 import { parentPort } from 'node:worker_threads';
-import { DocumentError } from './errors.ts';
 import { parseDocument } from './index.ts';
-import type { WorkerReply } from './pool.ts';
+import type { WorkerReply } from './parse-pool.ts';
 import type { DocumentKind, ParseOptions } from './types.ts';
+import { DocumentError } from '../errors.ts';
 
 interface Request {
   buffer: ArrayBuffer;
@@ -15,7 +15,7 @@ interface Request {
 }
 
 const port = parentPort;
-if (!port) throw new Error('src/documents/worker.ts runs as a worker thread');
+if (!port) throw new Error('src/documents/parse-thread.ts runs as a worker thread');
 
 port.on('message', (req: Request) => {
   void handle(req).then((reply) => port.postMessage(reply));

@@ -35,15 +35,13 @@
 //
 // Results are readable for 24 h (expires_at; an expired extract reads as 404) and swept hourly.
 import { parseDocument } from 'htmlparser2';
-import { ApiError, BadRequestError, NotFoundError } from '../api/errors.ts';
 import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, type ExtractRequest, type ExtractStatus } from '../contract/extract.ts';
 import { type ScrapeDocument, type ScrapeRequest, targetUrl } from '../contract/scrape.ts';
 import { Mapper } from '../crawl/map.ts';
 import { looksLikePage, normalizeUrl, urlKey } from '../crawl/url.ts';
-import { fillJsonSchema } from '../extract/json-fields.ts';
-import { type StructuredData, extractStructuredData } from '../extract/structured-data.ts';
-import { LlmError } from '../llm/errors.ts';
+import { fillJsonSchema } from '../extractors/json-fields.ts';
+import { type StructuredData, extractStructuredData } from '../extractors/structured-data.ts';
 import { type JsonSchema, checkJsonSchema } from '../llm/json.ts';
 import { DEFAULT_PAGE_TOKEN_BUDGET, truncateToBudget } from '../llm/prompts.ts';
 import type { LlmProvider } from '../llm/provider.ts';
@@ -51,8 +49,9 @@ import type { Scraper } from '../scrape/scrape.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
-import type { Job, JobQueue, Log } from './queue.ts';
-import type { JobContext } from './registrations.ts';
+import type { Job, JobQueue, Log } from '../jobs/queue.ts';
+import type { JobContext } from '../jobs/registrations.ts';
+import { ApiError, BadRequestError, LlmError, NotFoundError } from '../errors.ts';
 
 export const EXTRACT_QUEUE = 'extract';
 const SWEEP_QUEUE = 'sweep-extracts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerQuestion, highlights, highlightsText, splitPassages, stem, tokenize } from '../../src/extract/bm25.ts';
+import { answerQuestion, highlights, highlightsText, splitPassages, stem, tokenize } from '../../src/extractors/bm25.ts';
 
 const md = `# Acme Widget
 

@@ -1,9 +1,9 @@
 // The embedded database's client side: the Db interface over messages to the worker thread that
-// owns PGlite (src/store/pglite-worker.ts). Statements in WASM cost CPU on whichever thread runs
+// owns PGlite (src/store/pglite/thread.ts). Statements in WASM cost CPU on whichever thread runs
 // them (~0.3 ms each at least, ~2 ms per 200 KB value); on the service's own thread that was a
 // third of a scrape and half of a crawl's event loop. Here the event loop only posts messages.
 import { Worker } from 'node:worker_threads';
-import type { Db, Queryable, QueryResult } from './db.ts';
+import type { Db, Queryable, QueryResult } from '../db.ts';
 
 export type DbRequest =
   /** `utf8`: indexes of params sent as UTF-8 bytes instead of a large string (see toThread). */
@@ -33,7 +33,7 @@ export class PgliteThreadError extends Error {
   }
 }
 
-const WORKER_URL = new URL('./pglite-worker.ts', import.meta.url);
+const WORKER_URL = new URL('./thread.ts', import.meta.url);
 
 /** Opens the PGlite data directory `path` in a worker thread; `onClose` runs after it is closed. */
 export async function openPgliteThread(path: string, onClose: () => Promise<void>): Promise<Db> {
@@ -137,7 +137,7 @@ function workerExecArgv(): string[] | undefined {
 // Copying a parameter to the thread: structured clone takes ~0.6 ms for a 200 KB Buffer and
 // ~1.2 ms for a 200 KB string with any non-Latin-1 character (V8 stores it two bytes a char); a
 // copy into a fresh ArrayBuffer that is then transferred costs ~0.05 ms, UTF-8 encoding ~0.05–0.5.
-// The thread's codecs send such bytes to Postgres as they are (src/store/pglite-codecs.ts).
+// The thread's codecs send such bytes to Postgres as they are (src/store/pglite/codecs.ts).
 const LARGE = 4096;
 function toThread(params: unknown[] | undefined): { values?: unknown[]; utf8?: number[]; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];

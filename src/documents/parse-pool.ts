@@ -11,8 +11,8 @@
 //   (DOCUMENT_CORRUPT naming the cause); the next job gets a fresh worker.
 // HTML is not parsed here: it goes through the web pipeline in the main thread (src/api/routes/parse.ts).
 import { Worker } from 'node:worker_threads';
-import { DocumentError } from './errors.ts';
 import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
+import { DocumentError } from '../errors.ts';
 
 export interface ParsePoolOptions {
   /** Worker threads at most. */
@@ -65,7 +65,7 @@ export type WorkerReply =
   | { ok: true; document: ParsedDocument; ocrPages: number }
   | { ok: false; code: string; message: string };
 
-const WORKER_URL = new URL('./worker.ts', import.meta.url);
+const WORKER_URL = new URL('./parse-thread.ts', import.meta.url);
 
 export class ParsePool {
   readonly size: number;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { productPage } from '../fixtures/site/pages.ts';
-import { fillJsonSchema, words } from '../../src/extract/json-fields.ts';
+import { fillJsonSchema, words } from '../../src/extractors/json-fields.ts';
 import { ctx, fixture, load } from './helpers.ts';
 
 test('product schema from JSON-LD, spec table and text labels; never invents', () => {

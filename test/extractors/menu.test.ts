@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { extractMenu } from '../../src/extract/menu.ts';
+import { extractMenu } from '../../src/extractors/menu.ts';
 import { fixture, load } from './helpers.ts';
 
 test('microdata Restaurant → Menu with flattened nested sections', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'htmlparser2';
 import type { Document } from 'domhandler';
-import { extractStructuredData, type StructuredData } from '../../src/extract/structured-data.ts';
+import { extractStructuredData, type StructuredData } from '../../src/extractors/structured-data.ts';
 
 export const ctx = { origin: 'http://shop.test', mainOrigin: 'http://shop.test', blogOrigin: 'http://blog.shop.test' };
 

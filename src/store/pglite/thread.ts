@@ -1,15 +1,15 @@
-// The worker thread that owns the embedded PGlite database (started by src/store/pglite-thread.ts).
+// The worker thread that owns the embedded PGlite database (started by src/store/pglite/client.ts).
 // PGlite is Postgres compiled to WASM: every statement runs synchronously on the thread that calls
 // it. Here that is this thread, so the service's event loop only posts messages and keeps serving
 // while a statement runs (on a second core when there is one).
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { pgliteCodecs, Utf8Text } from './pglite-codecs.ts';
-import { pgliteOptions } from './pglite-wasm.ts';
-import type { DbReply, DbRequest, SerializedDbError } from './pglite-thread.ts';
+import { pgliteCodecs, Utf8Text } from './codecs.ts';
+import { pgliteOptions } from './wasm.ts';
+import type { DbReply, DbRequest, SerializedDbError } from './client.ts';
 
 const port = parentPort;
-if (!port) throw new Error('pglite-worker.ts runs as a worker thread (src/store/pglite-thread.ts)');
+if (!port) throw new Error('src/store/pglite/thread.ts runs as a worker thread (src/store/pglite/client.ts)');
 
 const { path } = workerData as { path: string };
 let db: PGlite;

@@ -15,7 +15,7 @@ const JSONB_VERSION = Buffer.from([1]);
 
 /**
  * A large string parameter that reached the database thread already UTF-8 encoded
- * (src/store/pglite-thread.ts): sent to Postgres as those bytes, or read back as the string.
+ * (src/store/pglite/client.ts): sent to Postgres as those bytes, or read back as the string.
  */
 export class Utf8Text {
   readonly bytes: Uint8Array;

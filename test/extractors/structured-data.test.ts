@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { productPage } from '../fixtures/site/pages.ts';
-import { findByType, localName, parseLenientJson } from '../../src/extract/structured-data.ts';
+import { findByType, localName, parseLenientJson } from '../../src/extractors/structured-data.ts';
 import { ctx, fixture, load } from './helpers.ts';
 
 test('JSON-LD and microdata of the fixture product page', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cleanMarkdown } from '../../src/extract/clean-content.ts';
+import { cleanMarkdown } from '../../src/extractors/clean-content.ts';
 
 test('removes boilerplate, keeps content', () => {
   const input = `[Home](/) › [Blog](/blog) › Post

@@ -5,8 +5,8 @@
 // it through `kill`).
 import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { BrowserUnavailableError } from '../../errors.ts';
 import { playwright } from './playwright.ts';
+import { BrowserUnavailableError } from '../../../errors.ts';
 
 /** Exactly the flags Gleaner runs Chromium with (besides Playwright's own automation flags). */
 export const CHROMIUM_ARGS = [

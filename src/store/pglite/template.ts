@@ -1,5 +1,5 @@
 // A new PGlite data directory is a copy of a template made once per installation, instead of a
-// run of initdb each time: initdb in WASM takes ~3 s and peaks near 500 MB (src/store/pglite-init.ts),
+// run of initdb each time: initdb in WASM takes ~3 s and peaks near 500 MB (src/store/pglite/initdb.ts),
 // a copy of its 39 MB result takes a fraction of a second and no memory to speak of. npm install
 // makes the template (`postinstall` runs this file); without one (installed with
 // --ignore-scripts, or a read-only node_modules), the first directory created makes it, and
@@ -15,9 +15,9 @@ import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PGLITE_INIT_NODE_ARGS, PGLITE_SETTINGS } from './pglite-wasm.ts';
+import { PGLITE_INIT_NODE_ARGS, PGLITE_SETTINGS } from './wasm.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const execFileAsync = promisify(execFile);
 
 /** Where this installation's template lives (PGLITE_TEMPLATE_DIR overrides the folder). */
@@ -28,9 +28,9 @@ export function pgliteTemplatePath(env: NodeJS.ProcessEnv = process.env): string
   return join(dir, `pglite-${pkg.version}-${key}`);
 }
 
-/** Runs initdb (in a child process: src/store/pglite-init.ts says why) into `path`. */
+/** Runs initdb (in a child process: src/store/pglite/initdb.ts says why) into `path`. */
 export async function initdb(path: string): Promise<void> {
-  const script = fileURLToPath(new URL('./pglite-init.ts', import.meta.url));
+  const script = fileURLToPath(new URL('./initdb.ts', import.meta.url));
   try {
     await execFileAsync(process.execPath, [...PGLITE_INIT_NODE_ARGS, script, path], { timeout: 120_000 });
   } catch (err) {

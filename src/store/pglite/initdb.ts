@@ -5,11 +5,11 @@
 // the service, which then opens the ready directory. The settings are the service's own (they
 // also go into the directory's postgresql.conf).
 import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_SETTINGS } from './pglite-wasm.ts';
+import { PGLITE_SETTINGS } from './wasm.ts';
 
 const path = process.argv[2];
 if (!path) {
-  console.error('usage: pglite-init.ts <data directory>');
+  console.error('usage: initdb.ts <data directory>');
   process.exit(2);
 }
 const settings = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
