@@ -24,3 +24,20 @@ export const queryBoolean = z
   .transform((v) => v === 'true' || v === '1');
 
 export const uuidParam = z.uuid();
+
+/** The endpoints whose jobs the ledger records (activity listing, credit usage). */
+export const jobEndpoints = [
+  'scrape',
+  'crawl',
+  'batch_scrape',
+  'search',
+  'extract',
+  'llmstxt',
+  'deep_research',
+  'map',
+  'agent',
+  'browser',
+  'interact',
+  'parse',
+] as const;
+export type JobEndpoint = (typeof jobEndpoints)[number];

@@ -1,6 +1,6 @@
 // Team routes: activity listing, credit and token usage, concurrency and queue status.
 import { z } from 'zod';
-import { jobEndpoints } from '../store/jobs.ts';
+import { jobEndpoints } from './common.ts';
 import { queryBoolean } from './common.ts';
 
 export const activityQuery = z

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
-import type { Slot, TeamConcurrency } from '../jobs/concurrency.ts';
+import type { Slot, TeamConcurrency } from './team-concurrency.ts';
 import type { Db } from '../store/db.ts';
 import { updateJob } from '../store/jobs.ts';
 import { type CachedPage, type PageCacheBatcher, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';

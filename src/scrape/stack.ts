@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { ParsePool } from '../documents/parse-pool.ts';
 import { RobotsCache } from '../crawl/robots.ts';
 import { SitemapReader } from '../crawl/sitemap.ts';
-import { TeamConcurrency } from '../jobs/concurrency.ts';
+import { TeamConcurrency } from './team-concurrency.ts';
 import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db.ts';
 import { BrowserEngine } from './engines/browser.ts';

@@ -2,23 +2,9 @@
 // Features create a job when a request is accepted and update it as it runs; the activity
 // listing, concurrency and queue figures, and team scoping all read from here.
 import { randomUUID } from 'node:crypto';
+import type { JobEndpoint } from '../contract/common.ts';
 import type { Queryable } from './db.ts';
 
-export const jobEndpoints = [
-  'scrape',
-  'crawl',
-  'batch_scrape',
-  'search',
-  'extract',
-  'llmstxt',
-  'deep_research',
-  'map',
-  'agent',
-  'browser',
-  'interact',
-  'parse',
-] as const;
-export type JobEndpoint = (typeof jobEndpoints)[number];
 
 export const jobStatuses = ['queued', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof jobStatuses)[number];

@@ -19,7 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { DEFAULT_MEDIA_CONFIG } from '../../src/config.ts';
 import { scrapeRequest } from '../../src/contract/scrape.ts';
-import { TeamConcurrency } from '../../src/jobs/concurrency.ts';
+import { TeamConcurrency } from '../../src/scrape/team-concurrency.ts';
 import { HttpEngine } from '../../src/scrape/engines/http.ts';
 import { isExecutable } from '../../src/scrape/media/ffmpeg.ts';
 import { Scraper } from '../../src/scrape/scrape.ts';

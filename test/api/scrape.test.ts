@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { scrapeRequest } from '../../src/contract/scrape.ts';
-import { TeamConcurrency } from '../../src/jobs/concurrency.ts';
+import { TeamConcurrency } from '../../src/scrape/team-concurrency.ts';
 import { DESKTOP_USER_AGENT, HttpEngine } from '../../src/scrape/engines/http.ts';
 import { Scraper } from '../../src/scrape/scrape.ts';
 import type { Db } from '../../src/store/db.ts';

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { TeamConcurrency } from '../../jobs/concurrency.ts';
+import { TeamConcurrency } from '../team-concurrency.ts';
 import { FfmpegUnavailableError } from '../../errors.ts';
 
 export interface FfmpegOptions {
