@@ -42,17 +42,45 @@ tester.run('layers/order', layers.rules.order, {
         },
       ],
     },
-    { filename: at('src/jobs/queue.ts'), code: "import type { Crawler } from '../crawl/crawler.ts';", errors: [{ messageId: 'upward' }] },
+    {
+      filename: at('src/jobs/queue.ts'),
+      code: "import type { Crawler } from '../crawl/crawler.ts';",
+      errors: [{ messageId: 'upward' }],
+    },
     { filename: at('src/jobs/queue.ts'), code: "export * from '../service.ts';", errors: [{ messageId: 'upward' }] },
-    { filename: at('src/jobs/queue.ts'), code: "export { x } from '../api/auth.ts';", errors: [{ messageId: 'upward' }] },
+    {
+      filename: at('src/jobs/queue.ts'),
+      code: "export { x } from '../api/auth.ts';",
+      errors: [{ messageId: 'upward' }],
+    },
     { filename: at('src/scrape/plan.ts'), code: "await import('../crawl/url.ts');", errors: [{ messageId: 'upward' }] },
-    { filename: at('src/scrape/plan.ts'), code: "let q: import('../jobs/queue.ts').JobQueue;", errors: [{ messageId: 'upward' }] },
+    {
+      filename: at('src/scrape/plan.ts'),
+      code: "let q: import('../jobs/queue.ts').JobQueue;",
+      errors: [{ messageId: 'upward' }],
+    },
     // Same rank, another folder: two leaves do not import each other.
-    { filename: at('src/net/fetch.ts'), code: "import { Db } from '../store/db.ts';", errors: [{ messageId: 'upward' }] },
-    { filename: at('src/contract/scrape.ts'), code: "import { AppError } from '../errors.ts';", errors: [{ messageId: 'upward' }] },
+    {
+      filename: at('src/net/fetch.ts'),
+      code: "import { Db } from '../store/db.ts';",
+      errors: [{ messageId: 'upward' }],
+    },
+    {
+      filename: at('src/contract/scrape.ts'),
+      code: "import { AppError } from '../errors.ts';",
+      errors: [{ messageId: 'upward' }],
+    },
     { filename: at('src/app.ts'), code: "import { main } from './server.ts';", errors: [{ messageId: 'upward' }] },
-    { filename: at('src/newthing/a.ts'), code: "import { x } from '../store/db.ts';", errors: [{ messageId: 'unlisted' }] },
-    { filename: at('src/api/auth.ts'), code: "import { x } from '../newthing/a.ts';", errors: [{ messageId: 'unlisted' }] },
+    {
+      filename: at('src/newthing/a.ts'),
+      code: "import { x } from '../store/db.ts';",
+      errors: [{ messageId: 'unlisted' }],
+    },
+    {
+      filename: at('src/api/auth.ts'),
+      code: "import { x } from '../newthing/a.ts';",
+      errors: [{ messageId: 'unlisted' }],
+    },
   ],
 });
 
