@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
  * The layer order, lowest first: the one place it is written down. A member ending in '/' is a top folder of
  * src/, any other a file at src/'s top level; top-level files not listed are composition root (rank 9).
  */
-export const LAYERS = [
+const LAYERS = [
   { rank: 0, name: 'ground', members: ['errors.ts', 'config.ts', 'version.ts', 'contract/'] },
   { rank: 1, name: 'leaves', members: ['net/', 'store/', 'markdown/'] },
   { rank: 2, name: 'leaves', members: ['billing/', 'llm/', 'documents/', 'extractors/'] },
@@ -30,7 +30,7 @@ const srcDir = fileURLToPath(new URL('../src/', import.meta.url));
  * its layer, which share src/ itself) and its path from the repo root. Null outside src/; rank null for a top
  * folder not in the table.
  */
-export function placeOf(file) {
+function placeOf(file) {
   const rel = path.relative(srcDir, file).split(path.sep).join('/');
   if (rel === '' || rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) return null;
   const slash = rel.indexOf('/');
