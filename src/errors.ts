@@ -1,18 +1,259 @@
 // Every error Gleaner reports, in one ground-floor module that every layer imports (the model:
-// Fastify's lib/errors.js). Each is a named class with a stable code and an HTTP status; the API
-// layer (src/api/error-handler.ts) only maps them to {success: false, code, error}.
+// Fastify's lib/errors.js): the registry of codes (code -> HTTP status, meaning), then the classes,
+// whose status comes from their code. The API layer (src/api/error-handler.ts) only maps them to
+// {success: false, code, error}; docs/errors.md is generated from the registry (npm run docs:errors).
+
+// ---- The registry: every code, grouped as docs/errors.md lists them. `status: null` is a code
+// that is never an HTTP status (a crawl page's record, a WebSocket message, or never sent at all).
+
+interface ErrorCodeSpec {
+  status: number | null;
+  meaning: string;
+}
+
+const requestErrors = {
+  BAD_REQUEST: {
+    status: 400,
+    meaning: 'Invalid request (`details`: [{path, message}] per field); other 4xx request errors keep their status',
+  },
+  UNAUTHORIZED: { status: 401, meaning: 'No API key, or not a valid one: send "Authorization: Bearer <key>"' },
+  INSUFFICIENT_CREDITS: {
+    status: 402,
+    meaning: "The team's credits left this billing period do not cover the request (also a crawl page's code)",
+  },
+  FORBIDDEN: { status: 403, meaning: 'The resource belongs to another team' },
+  NOT_FOUND: { status: 404, meaning: 'No such route or resource' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'The idempotency key was already used with a different request' },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    meaning: 'A request with this idempotency key is still being started; retry shortly',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES)' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "The request's Content-Type is not one the route accepts" },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: "Too many requests of the route's class for the team; Retry-After says when to retry",
+  },
+  UNKNOWN_ERROR: {
+    status: 500,
+    meaning: "Unexpected failure (logged with the request id); also a job's or crawl page's code when it has none",
+  },
+  NOT_READY: { status: 503, meaning: 'GET /ready: the database is unreachable' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+const jobErrors = {
+  SCRAPE_NOT_FOUND: { status: 404, meaning: 'GET /v2/scrape/{id}: no stored document of this scrape for this team' },
+  CRAWL_NOT_FOUND: { status: 404, meaning: "No such crawl for this team (another team's id reads as missing)" },
+  BATCH_SCRAPE_NOT_FOUND: {
+    status: 404,
+    meaning: "No such batch scrape for this team (another team's id reads as missing)",
+  },
+  BATCH_SCRAPE_NOT_RUNNING: { status: 409, meaning: 'appendToId names a batch scrape that is no longer running' },
+  EXTRACT_NOT_FOUND: { status: 404, meaning: "No such extract for this team (another team's id, or an expired one)" },
+  FILE_NOT_FOUND: { status: 404, meaning: 'No such stored file (screenshot, media...), or it has expired' },
+  ROBOTS_DISALLOWED: {
+    status: null,
+    meaning: "A crawl page's record: robots.txt disallows the page (listed in robotsBlocked)",
+  },
+  ROBOTS_UNREACHABLE: {
+    status: null,
+    meaning: "A crawl page's record: the site's robots.txt could not be read, so the page was not fetched (RFC 9309)",
+  },
+  INTERNAL_ERROR: {
+    status: null,
+    meaning: "A status WebSocket's error message: streaming failed (the socket closes with 1011); GET the status",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+const scrapeErrors = {
+  SCRAPE_ACTION_ERROR: {
+    status: 400,
+    meaning: 'One of the actions failed on the page; the message names its index and type',
+  },
+  SCRAPE_BLOCKED_URL: {
+    status: 403,
+    meaning: 'The target is a private or local address (allowed with GLEANER_ALLOW_PRIVATE_NETWORK=true)',
+  },
+  SCRAPE_NO_CACHED_DATA: { status: 404, meaning: 'minAge: no cached copy of the page at least that old' },
+  SCRAPE_LOCKDOWN_CACHE_MISS: {
+    status: 404,
+    meaning: 'lockdown serves from the cache only, and the page has no cached copy',
+  },
+  SCRAPE_TIMEOUT: { status: 408, meaning: 'The scrape took longer than its timeout' },
+  MAP_TIMEOUT: {
+    status: 408,
+    meaning: 'POST /v2/map: `timeout` expired before the start page (with sitemap "only", robots.txt) was read',
+  },
+  SCRAPE_UNSUPPORTED_FILE_ERROR: {
+    status: 415,
+    meaning: 'The target answered a content type (or document type) Gleaner cannot read',
+  },
+  SCRAPE_MEDIA_UNSUPPORTED: {
+    status: 422,
+    meaning: 'Formats audio and video: not media, or an encrypted, live or otherwise unsupported stream',
+  },
+  SCRAPE_DNS_RESOLUTION_ERROR: { status: 502, meaning: "The target's host name does not resolve" },
+  SCRAPE_CONNECTION_ERROR: { status: 502, meaning: 'No connection to the target could be made' },
+  SCRAPE_SSL_ERROR: { status: 502, meaning: "The target's TLS certificate or handshake failed" },
+  SCRAPE_TOO_MANY_REDIRECTS: { status: 502, meaning: 'The target redirected more times than allowed' },
+  SCRAPE_RESPONSE_TOO_LARGE: {
+    status: 502,
+    meaning: "The target's response is larger than allowed (SCRAPE_MAX_BYTES)",
+  },
+  SCRAPE_SITE_ERROR: {
+    status: 502,
+    meaning: 'The site failed to answer (connection reset, browser navigation error...)',
+  },
+  SCRAPE_MEDIA_TOO_LARGE: {
+    status: 502,
+    meaning: 'The media or its MP3 is over MEDIA_MAX_BYTES (MEDIA_ZDR_MAX_BYTES under zero data retention)',
+  },
+  SCRAPE_MEDIA_FETCH_FAILED: { status: 502, meaning: 'A media URL (file, playlist, segment) answered an error status' },
+  BROWSER_UNAVAILABLE: {
+    status: 503,
+    meaning: 'The request needs the browser engine, and Chromium is not installed or does not start',
+  },
+  MEDIA_FFMPEG_UNAVAILABLE: {
+    status: 503,
+    meaning: 'Formats audio and video need ffmpeg and ffprobe, and one is not installed (FFMPEG_PATH, FFPROBE_PATH)',
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+const parseErrors = {
+  PARSE_UNSUPPORTED_OPTIONS: {
+    status: 400,
+    meaning: 'POST /v2/parse: options an upload cannot have (the message names them)',
+  },
+  PARSE_TIMEOUT: { status: 408, meaning: 'POST /v2/parse: parsing took longer than `timeout`' },
+  FILE_TOO_LARGE: { status: 413, meaning: 'POST /v2/parse: the upload is over 50 MiB' },
+  UNSUPPORTED_FILE_TYPE: {
+    status: 415,
+    meaning: 'POST /v2/parse: a file type Gleaner does not parse (the message names it)',
+  },
+  PARSE_QUEUE_FULL: {
+    status: 503,
+    meaning: 'POST /v2/parse: every parser thread is busy and the queue is full; retry later',
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+// The DocumentError codes, raised inside the parse threads; src/documents/convert.ts maps them to
+// answers (the last two to the route's own code: PARSE_* for POST /v2/parse, SCRAPE_* for a scrape).
+const documentErrors = {
+  DOCUMENT_CORRUPT: {
+    status: 422,
+    meaning: 'The bytes are not a valid file of the detected type (corrupt, truncated)',
+  },
+  DOCUMENT_ENCRYPTED: {
+    status: 422,
+    meaning: 'Password-protected or encrypted content that cannot be read without a key',
+  },
+  DOCUMENT_TOO_LARGE: {
+    status: 413,
+    meaning: 'Decompressed content over the bound (zip bomb guard) or too many parts',
+  },
+  DOCUMENT_UNSUPPORTED: {
+    status: null,
+    meaning: 'Not a type Gleaner parses; answered as UNSUPPORTED_FILE_TYPE (parse) or SCRAPE_UNSUPPORTED_FILE_ERROR',
+  },
+  DOCUMENT_TIMEOUT: {
+    status: null,
+    meaning: 'Parsing took longer than allowed, or was aborted; answered as PARSE_TIMEOUT or SCRAPE_TIMEOUT',
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+const llmErrors = {
+  LLM_INVALID_SCHEMA: { status: 400, meaning: 'The JSON Schema given for extraction cannot be compiled' },
+  LLM_ERROR: { status: 502, meaning: 'The LLM endpoint failed (5xx after the retries, 4xx, unreachable)' },
+  LLM_INVALID_OUTPUT: {
+    status: 502,
+    meaning: "The model's reply did not match the schema, also after a repair request",
+  },
+  LLM_UNAVAILABLE: { status: 503, meaning: 'No LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY)' },
+  LLM_RATE_LIMITED: { status: 503, meaning: 'The LLM endpoint kept rate limiting requests' },
+  LLM_TIMEOUT: { status: 504, meaning: 'The LLM did not answer within LLM_TIMEOUT_MS' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+// Errors of the process itself, outside the classes below: logged or printed at start-up, or mapped
+// to one of the codes above before an answer (SSRF_BLOCKED -> SCRAPE_BLOCKED_URL).
+const processErrors = {
+  CONFIG_INVALID: { status: null, meaning: 'An environment variable has an invalid value (printed at start-up)' },
+  DATA_DIR_LOCKED: { status: null, meaning: 'The embedded database directory is in use by another process' },
+  PGLITE_THREAD_STOPPED: { status: null, meaning: 'The embedded database thread stopped' },
+  SSRF_BLOCKED: {
+    status: null,
+    meaning: 'A connection to a private or local address was refused (answered as SCRAPE_BLOCKED_URL)',
+  },
+  INVALID_URL: { status: null, meaning: 'A target URL the guarded connection cannot use (answered as BAD_REQUEST)' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+/** The groups, in the order docs/errors.md lists them. */
+export const errorCodeGroups = [
+  { title: 'Requests', codes: requestErrors },
+  { title: 'Jobs: scrapes, crawls, batch scrapes, extracts and stored files', codes: jobErrors },
+  { title: 'Scrapes and maps: why fetching a target failed', codes: scrapeErrors },
+  { title: 'Uploads (POST /v2/parse)', codes: parseErrors },
+  { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
+  { title: 'LLM', codes: llmErrors },
+  { title: 'The process (never in an answer)', codes: processErrors },
+] as const;
+
+/** The registry: every code Gleaner reports -> its HTTP status and meaning. */
+export const errorCodes = {
+  ...requestErrors,
+  ...jobErrors,
+  ...scrapeErrors,
+  ...parseErrors,
+  ...documentErrors,
+  ...llmErrors,
+  ...processErrors,
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+/** The codes an HTTP answer can carry (those with a status). */
+export type HttpErrorCode = {
+  [C in ErrorCode]: (typeof errorCodes)[C]['status'] extends number ? C : never;
+}[ErrorCode];
+/** The codes answered with `status`. */
+export type ErrorCodeWithStatus<S extends number> = {
+  [C in HttpErrorCode]: (typeof errorCodes)[C]['status'] extends S ? C : never;
+}[HttpErrorCode];
+/** The codes of DocumentError. */
+export type DocumentErrorCode = keyof typeof documentErrors;
+
+/** Every code, in registry order. */
+export const allErrorCodes = Object.keys(errorCodes) as ErrorCode[];
+/** The codes an HTTP answer can carry, in registry order (the OpenAPI Error schema's enum). */
+export const httpErrorCodes = allErrorCodes.filter((c): c is HttpErrorCode => errorCodes[c].status !== null);
+
+export function errorStatus(code: HttpErrorCode): number {
+  return errorCodes[code].status;
+}
+
+/** "404 CRAWL_NOT_FOUND": a code as API descriptions name it, its status from the registry. */
+function describeErrorCode(code: HttpErrorCode, note?: string): string {
+  return `${errorStatus(code)} ${code}${note ? ` (${note})` : ''}`;
+}
+
+/** A list of codes for an API description: "400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS (note)". */
+export function describeErrorCodes(codes: readonly (HttpErrorCode | readonly [HttpErrorCode, string])[]): string {
+  return codes.map((c) => (typeof c === 'string' ? describeErrorCode(c) : describeErrorCode(c[0], c[1]))).join(', ');
+}
 
 // ---- Request and API errors
 
 export class ApiError extends Error {
   readonly statusCode: number;
-  readonly code: string;
+  readonly code: HttpErrorCode;
   readonly details?: unknown;
   readonly headers?: Record<string, string>;
-  constructor(statusCode: number, code: string, message: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: HttpErrorCode,
+    message: string,
+    extra: { details?: unknown; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.name = new.target.name;
-    this.statusCode = statusCode;
+    this.statusCode = errorStatus(code);
     this.code = code;
     this.details = extra.details;
     this.headers = extra.headers;
@@ -21,20 +262,19 @@ export class ApiError extends Error {
 
 export class BadRequestError extends ApiError {
   constructor(message: string, details?: unknown) {
-    super(400, 'BAD_REQUEST', message, { details });
+    super('BAD_REQUEST', message, { details });
   }
 }
 
 export class UnauthorizedError extends ApiError {
   constructor(message = 'Unauthorized: send a valid API key as "Authorization: Bearer <key>"') {
-    super(401, 'UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Bearer' } });
+    super('UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Bearer' } });
   }
 }
 
 export class InsufficientCreditsError extends ApiError {
   constructor(needed: number, remaining: number) {
     super(
-      402,
       'INSUFFICIENT_CREDITS',
       `Payment required: this request needs ${needed} credit(s) and the team has ${remaining} left this billing period.`,
     );
@@ -43,25 +283,25 @@ export class InsufficientCreditsError extends ApiError {
 
 export class ForbiddenError extends ApiError {
   constructor(message = 'Forbidden: this resource belongs to another team') {
-    super(403, 'FORBIDDEN', message);
+    super('FORBIDDEN', message);
   }
 }
 
 export class NotFoundError extends ApiError {
-  constructor(message = 'Not found', code = 'NOT_FOUND') {
-    super(404, code, message);
+  constructor(message = 'Not found', code: ErrorCodeWithStatus<404> = 'NOT_FOUND') {
+    super(code, message);
   }
 }
 
 export class ConflictError extends ApiError {
-  constructor(message: string, code: string) {
-    super(409, code, message);
+  constructor(message: string, code: ErrorCodeWithStatus<409>) {
+    super(code, message);
   }
 }
 
 export class RateLimitedError extends ApiError {
   constructor(retryAfterSeconds: number, limitClass: string) {
-    super(429, 'RATE_LIMITED', `Rate limit exceeded for ${limitClass} requests; retry after ${retryAfterSeconds} s.`, {
+    super('RATE_LIMITED', `Rate limit exceeded for ${limitClass} requests; retry after ${retryAfterSeconds} s.`, {
       headers: { 'retry-after': String(retryAfterSeconds) },
     });
   }
@@ -70,69 +310,69 @@ export class RateLimitedError extends ApiError {
 // ---- Scrape errors: why a scrape of a target failed. A target that answers (even 404 or 500) is not an error: its status goes to metadata.statusCode.
 
 export class ScrapeError extends ApiError {
-  constructor(status: number, code: string, message: string) {
-    super(status, code, message);
+  constructor(code: HttpErrorCode, message: string) {
+    super(code, message);
   }
 }
 
 export class ScrapeTimeoutError extends ScrapeError {
   constructor(timeoutMs: number, url: string) {
-    super(408, 'SCRAPE_TIMEOUT', `Scrape of ${url} timed out after ${timeoutMs} ms`);
+    super('SCRAPE_TIMEOUT', `Scrape of ${url} timed out after ${timeoutMs} ms`);
   }
 }
 
 export class BlockedUrlError extends ScrapeError {
   constructor(message: string) {
-    super(403, 'SCRAPE_BLOCKED_URL', `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`);
+    super('SCRAPE_BLOCKED_URL', `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`);
   }
 }
 
 export class DnsResolutionError extends ScrapeError {
   constructor(host: string) {
-    super(502, 'SCRAPE_DNS_RESOLUTION_ERROR', `DNS resolution failed for ${host}`);
+    super('SCRAPE_DNS_RESOLUTION_ERROR', `DNS resolution failed for ${host}`);
   }
 }
 
 export class ConnectionError extends ScrapeError {
   constructor(url: string, reason: string) {
-    super(502, 'SCRAPE_CONNECTION_ERROR', `Could not connect to ${url}: ${reason}`);
+    super('SCRAPE_CONNECTION_ERROR', `Could not connect to ${url}: ${reason}`);
   }
 }
 
 export class TlsError extends ScrapeError {
   constructor(url: string, reason: string) {
-    super(502, 'SCRAPE_SSL_ERROR', `TLS error for ${url}: ${reason}`);
+    super('SCRAPE_SSL_ERROR', `TLS error for ${url}: ${reason}`);
   }
 }
 
 export class TooManyRedirectsError extends ScrapeError {
   constructor(url: string, max: number) {
-    super(502, 'SCRAPE_TOO_MANY_REDIRECTS', `More than ${max} redirects starting at ${url}`);
+    super('SCRAPE_TOO_MANY_REDIRECTS', `More than ${max} redirects starting at ${url}`);
   }
 }
 
 export class ResponseTooLargeError extends ScrapeError {
   constructor(url: string, maxBytes: number) {
-    super(502, 'SCRAPE_RESPONSE_TOO_LARGE', `The response of ${url} exceeds ${maxBytes} bytes`);
+    super('SCRAPE_RESPONSE_TOO_LARGE', `The response of ${url} exceeds ${maxBytes} bytes`);
   }
 }
 
 export class SiteError extends ScrapeError {
   constructor(url: string, reason: string) {
-    super(502, 'SCRAPE_SITE_ERROR', `The site failed to answer ${url}: ${reason}`);
+    super('SCRAPE_SITE_ERROR', `The site failed to answer ${url}: ${reason}`);
   }
 }
 
 export class UnsupportedFileError extends ScrapeError {
   constructor(contentType: string) {
-    super(415, 'SCRAPE_UNSUPPORTED_FILE_ERROR', `Unsupported content type: ${contentType}`);
+    super('SCRAPE_UNSUPPORTED_FILE_ERROR', `Unsupported content type: ${contentType}`);
   }
 }
 
 /** The browser engine cannot run: Chromium is not installed where expected, or does not start. */
 export class BrowserUnavailableError extends ScrapeError {
   constructor(message: string) {
-    super(503, 'BROWSER_UNAVAILABLE', message);
+    super('BROWSER_UNAVAILABLE', message);
   }
 }
 
@@ -145,7 +385,7 @@ export class ScrapeActionError extends ScrapeError {
   readonly actionIndex: number;
   readonly actionType: string;
   constructor(index: number, type: string, reason: string) {
-    super(400, 'SCRAPE_ACTION_ERROR', `Action ${index} (${type}) failed: ${reason}`);
+    super('SCRAPE_ACTION_ERROR', `Action ${index} (${type}) failed: ${reason}`);
     this.actionIndex = index;
     this.actionType = type;
   }
@@ -155,7 +395,6 @@ export class ScrapeActionError extends ScrapeError {
 export class FfmpegUnavailableError extends ScrapeError {
   constructor(program: string, path: string) {
     super(
-      503,
       'MEDIA_FFMPEG_UNAVAILABLE',
       `The audio and video formats need ${program}, which is not installed at "${path}": install Debian's ffmpeg package (apt-get install ffmpeg), or set ${program === 'ffprobe' ? 'FFPROBE_PATH' : 'FFMPEG_PATH'}`,
     );
@@ -169,36 +408,36 @@ export class MediaTooLargeError extends ScrapeError {
       variable === 'MEDIA_ZDR_MAX_BYTES'
         ? `the most returned inline under zeroDataRetention (${variable})`
         : `the media size cap (${variable})`;
-    super(502, 'SCRAPE_MEDIA_TOO_LARGE', `The media ${url} exceeds ${maxBytes} bytes, ${why}`);
+    super('SCRAPE_MEDIA_TOO_LARGE', `The media ${url} exceeds ${maxBytes} bytes, ${why}`);
   }
 }
 
 /** A media URL (file, playlist, segment, key) answered with an error status. */
 export class MediaFetchError extends ScrapeError {
   constructor(url: string, status: number) {
-    super(502, 'SCRAPE_MEDIA_FETCH_FAILED', `The media ${url} could not be downloaded: the server answered ${status}`);
+    super('SCRAPE_MEDIA_FETCH_FAILED', `The media ${url} could not be downloaded: the server answered ${status}`);
   }
 }
 
 /** The media cannot be read or assembled: not a media file, encrypted or live streams, DASH features not handled. */
 export class MediaUnsupportedError extends ScrapeError {
   constructor(url: string, reason: string) {
-    super(422, 'SCRAPE_MEDIA_UNSUPPORTED', `The media ${url} cannot be used: ${reason}`);
+    super('SCRAPE_MEDIA_UNSUPPORTED', `The media ${url} cannot be used: ${reason}`);
   }
 }
 
 // ---- LLM errors: features usually catch LlmUnavailableError first and fall back to a deterministic extractor.
 
 export class LlmError extends ApiError {
-  constructor(status: number, code: string, message: string, extra: { headers?: Record<string, string> } = {}) {
-    super(status, code, message, extra);
+  constructor(code: HttpErrorCode, message: string, extra: { headers?: Record<string, string> } = {}) {
+    super(code, message, extra);
   }
 }
 
 /** No endpoint is configured (neither OPENAI_BASE_URL nor OPENAI_API_KEY). */
 export class LlmUnavailableError extends LlmError {
   constructor() {
-    super(503, 'LLM_UNAVAILABLE', 'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.');
+    super('LLM_UNAVAILABLE', 'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.');
   }
 }
 
@@ -206,7 +445,7 @@ export class LlmUnavailableError extends LlmError {
 export class LlmTimeoutError extends LlmError {
   readonly timeoutMs: number;
   constructor(timeoutMs: number) {
-    super(504, 'LLM_TIMEOUT', `The LLM did not answer within ${timeoutMs} ms.`);
+    super('LLM_TIMEOUT', `The LLM did not answer within ${timeoutMs} ms.`);
     this.timeoutMs = timeoutMs;
   }
 }
@@ -216,7 +455,7 @@ export class LlmRateLimitedError extends LlmError {
   readonly retryAfterSeconds: number | undefined;
   constructor(retryAfterSeconds: number | undefined) {
     const wait = retryAfterSeconds === undefined ? '' : `; it asks to retry after ${retryAfterSeconds} s`;
-    super(503, 'LLM_RATE_LIMITED', `The LLM endpoint is rate limiting requests${wait}.`, {
+    super('LLM_RATE_LIMITED', `The LLM endpoint is rate limiting requests${wait}.`, {
       headers: retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
     });
     this.retryAfterSeconds = retryAfterSeconds;
@@ -228,7 +467,7 @@ export class LlmUpstreamError extends LlmError {
   /** HTTP status of the endpoint's answer; undefined when it did not answer. */
   readonly upstreamStatus: number | undefined;
   constructor(message: string, upstreamStatus?: number) {
-    super(502, 'LLM_ERROR', message);
+    super('LLM_ERROR', message);
     this.upstreamStatus = upstreamStatus;
   }
 }
@@ -238,7 +477,7 @@ export class LlmInvalidOutputError extends LlmError {
   /** Validation problems of the last reply, e.g. `/price: must be number`. */
   readonly problems: string[];
   constructor(problems: string[]) {
-    super(502, 'LLM_INVALID_OUTPUT', `The LLM's reply did not match the schema, also after a repair request: ${problems.slice(0, 5).join('; ')}`);
+    super('LLM_INVALID_OUTPUT', `The LLM's reply did not match the schema, also after a repair request: ${problems.slice(0, 5).join('; ')}`);
     this.problems = problems;
   }
 }
@@ -246,23 +485,11 @@ export class LlmInvalidOutputError extends LlmError {
 /** The caller's JSON Schema cannot be compiled (a caller error: routes should check it first with checkJsonSchema). */
 export class LlmInvalidSchemaError extends LlmError {
   constructor(reason: string) {
-    super(400, 'LLM_INVALID_SCHEMA', `The JSON Schema is invalid: ${reason}`);
+    super('LLM_INVALID_SCHEMA', `The JSON Schema is invalid: ${reason}`);
   }
 }
 
 // ---- Document parsing errors: thrown inside the parse threads, where no HTTP status applies; src/documents/convert.ts maps them to statuses.
-
-export type DocumentErrorCode =
-  /** The bytes are not a valid file of the detected type (corrupt, truncated). */
-  | 'DOCUMENT_CORRUPT'
-  /** Password-protected or encrypted content that cannot be read without a key. */
-  | 'DOCUMENT_ENCRYPTED'
-  /** Decompressed content over the bound (zip bomb guard) or too many parts. */
-  | 'DOCUMENT_TOO_LARGE'
-  /** A type Gleaner does not parse (the message names it). */
-  | 'DOCUMENT_UNSUPPORTED'
-  /** Parsing took longer than allowed, or was aborted. */
-  | 'DOCUMENT_TIMEOUT';
 
 export class DocumentError extends Error {
   readonly code: DocumentErrorCode;

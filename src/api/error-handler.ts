@@ -2,11 +2,11 @@
 // `details` for validation problems. Errors themselves are defined in src/errors.ts.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { ApiError } from '../errors.ts';
+import { ApiError, type HttpErrorCode, errorStatus } from '../errors.ts';
 
 export interface ErrorBody {
   success: false;
-  code: string;
+  code: HttpErrorCode;
   error: string;
   details?: unknown;
 }
@@ -28,13 +28,13 @@ function validationIssues(err: FastifyError): ValidationIssue[] {
   });
 }
 
-// Fastify's own request errors keep their status; each maps to one of our codes.
-const fastifyCodes: Record<string, { status: number; code: string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'BAD_REQUEST' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'BAD_REQUEST' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'BAD_REQUEST' },
+// Fastify's own request errors, each mapped to one of our codes (answered with that code's status).
+const fastifyCodes: Record<string, HttpErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BAD_REQUEST',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
 };
 
 export function sendError(reply: FastifyReply, status: number, body: ErrorBody, headers?: Record<string, string>): FastifyReply {
@@ -53,20 +53,25 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (hasZodFastifySchemaValidationErrors(err)) {
       const details = validationIssues(err);
       const error = `Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`;
-      return sendError(reply, 400, { success: false, code: 'BAD_REQUEST', error, details });
+      return sendError(reply, errorStatus('BAD_REQUEST'), { success: false, code: 'BAD_REQUEST', error, details });
     }
     if (isResponseSerializationError(err)) {
       request.log.error({ err, issues: err.cause.issues }, 'response did not match its schema');
-      return sendError(reply, 500, { success: false, code: 'UNKNOWN_ERROR', error: 'An unexpected error occurred.' });
+      return sendError(reply, errorStatus('UNKNOWN_ERROR'), {
+        success: false,
+        code: 'UNKNOWN_ERROR',
+        error: 'An unexpected error occurred.',
+      });
     }
     const known = err.code ? fastifyCodes[err.code] : undefined;
-    if (known) return sendError(reply, known.status, { success: false, code: known.code, error: err.message });
+    if (known) return sendError(reply, errorStatus(known), { success: false, code: known, error: err.message });
+    // Any other request error keeps its own 4xx status.
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return sendError(reply, err.statusCode, { success: false, code: 'BAD_REQUEST', error: err.message });
     }
     // Anything else is our fault: log the stack, never send it.
     request.log.error({ err }, 'unexpected error');
-    return sendError(reply, 500, {
+    return sendError(reply, errorStatus('UNKNOWN_ERROR'), {
       success: false,
       code: 'UNKNOWN_ERROR',
       error: `An unexpected error occurred. Request id: ${request.id}`,
@@ -74,7 +79,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, {
+    sendError(reply, errorStatus('NOT_FOUND'), {
       success: false,
       code: 'NOT_FOUND',
       error: `Route ${request.method} ${request.url.split('?')[0]} not found`,

@@ -25,7 +25,8 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
         description:
           'Self-hostable content retrieval: web pages and documents to LLM-ready output. Wire-compatible with the ' +
           'Firecrawl v2 API. Every route but /health, /ready, /v2/openapi.json and /docs needs ' +
-          '`Authorization: Bearer <key>`. Errors are `{success: false, code, error, details?}`.',
+          '`Authorization: Bearer <key>`. Errors are `{success: false, code, error, details?}`; the Error schema ' +
+          'lists every code with its HTTP status and meaning.',
       },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key of your team' } },

@@ -25,13 +25,13 @@ import type { WebSocket } from 'ws';
 import type { ScrapeDocument } from '../contract/scrape.ts';
 import { type CrawlKind, type CrawlStatus, type Crawler, STATUS_MAX_BYTES } from '../crawl/crawler.ts';
 import type { Db } from '../store/db.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
 
 export type StatusStreamMessage =
   | { type: 'catchup'; data: CrawlStatus }
   | { type: 'document'; data: ScrapeDocument }
   | { type: 'done'; data: CrawlStatus }
-  | { type: 'error'; error: string; code: string };
+  | { type: 'error'; error: string; code: ErrorCode };
 
 export interface StatusStreamOptions {
   crawler: Crawler;
@@ -198,7 +198,7 @@ class Stream {
     if (this.#stopped) return; // the client left or the server is closing: nothing to tell
     const known = err instanceof ApiError && err.statusCode < 500;
     if (!known) this.#req.log.error({ err, id: this.#id }, 'status stream failed');
-    const code = known ? err.code : 'INTERNAL_ERROR';
+    const code: ErrorCode = known ? err.code : 'INTERNAL_ERROR';
     const message = known ? err.message : 'Internal error while streaming the status; GET the same path for the status';
     try {
       this.#send({ type: 'error', error: message, code });

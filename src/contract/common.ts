@@ -1,10 +1,18 @@
 // Shapes shared by every route of the v2 wire format.
 import { z } from 'zod';
+import { errorCodes, httpErrorCodes } from '../errors.ts';
+
+/** Every code an answer can carry, with its status and meaning, from the registry (src/errors.ts). */
+const errorCodeDescription = [
+  'Stable machine-readable error code (also listed in docs/errors.md), with its HTTP status:',
+  '',
+  ...httpErrorCodes.map((code) => `- ${code} (${errorCodes[code].status}): ${errorCodes[code].meaning}`),
+].join('\n');
 
 export const errorBody = z
   .object({
     success: z.literal(false),
-    code: z.string().describe('Stable machine-readable error code, e.g. BAD_REQUEST, UNAUTHORIZED, RATE_LIMITED'),
+    code: z.enum(httpErrorCodes).describe(errorCodeDescription),
     error: z.string().describe('Human-readable explanation'),
     details: z.unknown().optional().describe('Validation issues: [{path, message}], path naming the field'),
   })

@@ -1,5 +1,6 @@
 // POST /v2/map: request and response, names and defaults from wire-names.md ("Map").
 import { z } from 'zod';
+import { describeErrorCodes } from '../errors.ts';
 import { clientLabels, targetUrl } from './scrape.ts';
 
 export const MAP_MAX_LIMIT = 100_000;
@@ -29,7 +30,10 @@ export const mapRequest = z
       .min(1)
       .max(600_000)
       .optional()
-      .describe('ms; no default. When it expires before the start page (or, with sitemap "only", robots.txt) is read: 408 MAP_TIMEOUT'),
+      .describe(
+        'ms; no default. When it expires before the start page (or, with sitemap "only", robots.txt) is read: ' +
+          describeErrorCodes(['MAP_TIMEOUT']),
+      ),
     location: z
       .object({
         country: z.string().regex(/^[A-Za-z]{2}$/).default('US'),

@@ -2,6 +2,7 @@
 // the Scrape document it returns. Options a later part of Gleaner adds are refused by name
 // (`unsupported` below), never accepted and ignored.
 import { z } from 'zod';
+import { describeErrorCodes } from '../errors.ts';
 import { browserActionSchema } from './actions.ts';
 
 export const DEFAULT_MAX_AGE_MS = 172_800_000; // 2 days
@@ -101,7 +102,15 @@ export const scrapeOptionsShape = {
   includeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to keep'),
   excludeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to drop'),
   maxAge: z.number().int().min(0).optional().describe(`Serve a cached copy younger than this (ms); default ${DEFAULT_MAX_AGE_MS}, 2 years under lockdown`),
-  minAge: z.number().int().min(1).optional().describe('Cache only: the cached copy must be at least this old (ms); no copy gives 404 SCRAPE_NO_CACHED_DATA'),
+  minAge: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'Cache only: the cached copy must be at least this old (ms); no copy gives ' +
+        describeErrorCodes(['SCRAPE_NO_CACHED_DATA']),
+    ),
   headers: z.record(z.string().min(1).max(200), z.string().max(8192)).optional(),
   waitFor: z.number().int().min(0).max(60_000).default(0),
   mobile: z.boolean().default(false),

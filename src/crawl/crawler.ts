@@ -74,7 +74,7 @@ import { Politeness } from './politeness.ts';
 import { RobotsCache } from './robots.ts';
 import { SitemapReader } from './sitemap.ts';
 import { UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
-import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
+import { ApiError, BadRequestError, ConflictError, type ErrorCode, NotFoundError } from '../errors.ts';
 
 export const SEED_QUEUE = 'crawl-seed';
 /** Retries of the sitemap seed job. */
@@ -160,7 +160,9 @@ export interface PageContext {
   stillRunning(): Promise<boolean>;
 }
 
-export type RecordInput = { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] } | { status: 'failed' | 'blocked'; error: string; code: string };
+export type RecordInput =
+  | { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] }
+  | { status: 'failed' | 'blocked'; error: string; code: ErrorCode };
 
 /** What became of a claimed page: record it (and admit its links when `follow`), put it back until `availableAt`, or drop the claim (crawl no longer running). */
 export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };

@@ -85,7 +85,7 @@ const MAX_COLLECTED = 100_000;
 
 export class MapTimeoutError extends ApiError {
   constructor(timeoutMs: number, url: string) {
-    super(408, 'MAP_TIMEOUT', `Map of ${url} timed out after ${timeoutMs} ms`);
+    super('MAP_TIMEOUT', `Map of ${url} timed out after ${timeoutMs} ms`);
   }
 }
 

@@ -3,7 +3,7 @@
 // (bounded by maxPages), any other document 1; the provider steps say which path ran.
 import type { ParsePool } from './parse-pool.ts';
 import type { DocumentBlock, DocumentKind } from './types.ts';
-import { ApiError, DocumentError } from '../errors.ts';
+import { ApiError, DocumentError, type ErrorCodeWithStatus } from '../errors.ts';
 
 export const CONTENT_TYPES: Record<DocumentKind, string> = {
   pdf: 'application/pdf',
@@ -99,17 +99,20 @@ export function markdownTargets(markdown: string): { links: string[]; images: st
  * DocumentError → an API error. The codes of the route: parse answers UNSUPPORTED_FILE_TYPE and
  * PARSE_TIMEOUT, scrape SCRAPE_UNSUPPORTED_FILE_ERROR and SCRAPE_TIMEOUT.
  */
-export function documentApiError(err: DocumentError, codes: { unsupported: string; timeout: string }): ApiError {
+export function documentApiError(
+  err: DocumentError,
+  codes: { unsupported: ErrorCodeWithStatus<415>; timeout: ErrorCodeWithStatus<408> },
+): ApiError {
   switch (err.code) {
     case 'DOCUMENT_ENCRYPTED':
-      return new ApiError(422, 'DOCUMENT_ENCRYPTED', err.message);
+      return new ApiError('DOCUMENT_ENCRYPTED', err.message);
     case 'DOCUMENT_CORRUPT':
-      return new ApiError(422, 'DOCUMENT_CORRUPT', err.message);
+      return new ApiError('DOCUMENT_CORRUPT', err.message);
     case 'DOCUMENT_TOO_LARGE':
-      return new ApiError(413, 'DOCUMENT_TOO_LARGE', err.message);
+      return new ApiError('DOCUMENT_TOO_LARGE', err.message);
     case 'DOCUMENT_TIMEOUT':
-      return new ApiError(408, codes.timeout, err.message);
+      return new ApiError(codes.timeout, err.message);
     case 'DOCUMENT_UNSUPPORTED':
-      return new ApiError(415, codes.unsupported, err.message);
+      return new ApiError(codes.unsupported, err.message);
   }
 }

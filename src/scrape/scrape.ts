@@ -689,7 +689,7 @@ export class Scraper {
   ): Promise<number> {
     const f = plan.formats;
     const detection = detectDocument(page.body, { contentType: page.contentType, fileName: new URL(page.finalUrl).pathname });
-    if (detection.encrypted) throw new ApiError(422, 'DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
+    if (detection.encrypted) throw new ApiError('DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
     const kind = detection.kind;
     if (!kind || kind === 'html') throw new UnsupportedFileError(`${detection.type}; request format "rawBase64" to receive the bytes`);
     const pdfEntry = req.parsers?.find((p) => p === 'pdf' || (typeof p !== 'string' && p.type === 'pdf'));
@@ -748,7 +748,7 @@ function withoutUrl(err: ScrapeError, url: string): ScrapeError {
     .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '(a URL withheld)')
     .split(host)
     .join('the requested host');
-  return message === err.message ? err : new ScrapeError(err.statusCode, err.code, message);
+  return message === err.message ? err : new ScrapeError(err.code, message);
 }
 
 function escapeHtml(s: string): string {

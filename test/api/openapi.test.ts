@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { errorCodes, httpErrorCodes } from '../../src/errors.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -56,4 +57,27 @@ test('the docs page is served without a key', async () => {
   const page = await fetch(`${svc.url}/docs`, { redirect: 'follow' });
   assert.equal(page.status, 200);
   assert.match(await page.text(), /swagger/i);
+});
+
+test('error codes from the registry: the Error schema lists each, routes name them with their status', async () => {
+  const doc = (await client(svc.url)('GET', '/v2/openapi.json')).json;
+  const code = doc.components.schemas.Error.properties.code;
+  assert.deepEqual(code.enum, httpErrorCodes);
+  for (const c of httpErrorCodes) assert.ok(code.description.includes(`- ${c} (${errorCodes[c].status}): `), c);
+  let named = 0;
+  const paths = doc.paths as Record<string, Record<string, { description?: string; responses?: object }>>;
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const statuses = Object.keys(op.responses ?? {});
+      const documentsErrors = statuses.some((s) => Number(s) >= 400);
+      for (const [, status, name] of (op.description ?? '').matchAll(/\b(\d{3}) ([A-Z][A-Z0-9_]{2,})\b/g)) {
+        named++;
+        const where = `${method.toUpperCase()} ${path} names ${status} ${name}`;
+        const registered = errorCodes[name as keyof typeof errorCodes]?.status;
+        assert.equal(registered, Number(status), `${where}: not so in the registry`);
+        if (documentsErrors) assert.ok(statuses.includes(status), `${where} but no ${status} response`);
+      }
+    }
+  }
+  assert.ok(named >= 30, `only ${named} codes named in route descriptions`);
 });

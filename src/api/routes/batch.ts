@@ -10,7 +10,7 @@ import { crawlCancelled, crawlErrors, crawlStatus, crawlStatusQuery } from '../.
 import type { Crawler } from '../../crawl/crawler.ts';
 import type { Db } from '../../store/db.ts';
 import { statusStream } from '../status-stream.ts';
-import { BadRequestError } from '../../errors.ts';
+import { BadRequestError, describeErrorCodes } from '../../errors.ts';
 
 export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -29,11 +29,24 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
           'Scrapes every URL with the scrape options given at top level (as POST /v2/scrape; formats default ["markdown"]), ' +
           'on the job queue; documents come back in the order of `urls`. Each page costs what a scrape costs. ' +
           'Invalid URLs are a 400 naming body.urls.N unless ignoreInvalidURLs (then listed in invalidURLs). ' +
-          '`appendToId` adds the URLs to a running batch of the team (409 BATCH_SCRAPE_NOT_RUNNING once it ended). ' +
+          '`appendToId` adds the URLs to a running batch of the team ' +
+          `(${describeErrorCodes(['BATCH_SCRAPE_NOT_RUNNING'])} once it ended). ` +
           '`idempotencyKey` (or header x-idempotency-key): a repeat within 24 h returns the first batch\'s id without starting another; ' +
-          'the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. `webhook` as for crawls, with batch_scrape.* events. ' +
+          `the same key with another body is ${describeErrorCodes(['IDEMPOTENCY_KEY_REUSED'])}, ` +
+          `a repeat while the first is still being started ${describeErrorCodes(['IDEMPOTENCY_KEY_IN_USE'])}. ` +
+          '`webhook` as for crawls, with batch_scrape.* events. ' +
           'Refused with 400: zeroDataRetention (results are stored until they expire). ' +
-          'Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 404 BATCH_SCRAPE_NOT_FOUND (appendToId), 409, 429 RATE_LIMITED (class crawl).',
+          'Errors: ' +
+          describeErrorCodes([
+            'BAD_REQUEST',
+            'INSUFFICIENT_CREDITS',
+            ['BATCH_SCRAPE_NOT_FOUND', 'appendToId'],
+            'BATCH_SCRAPE_NOT_RUNNING',
+            'IDEMPOTENCY_KEY_REUSED',
+            'IDEMPOTENCY_KEY_IN_USE',
+            ['RATE_LIMITED', 'class crawl'],
+          ]) +
+          '.',
         body: batchScrapeRequest,
         headers: z.object({ 'x-idempotency-key': z.string().min(1).max(200).optional() }).loose(),
         response: { 200: batchScrapeStarted, 402: errorBody, 404: errorBody, 409: errorBody, ...authErrors },
@@ -61,7 +74,9 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
       summary: 'Batch scrape status and data',
       description:
         'As GET /v2/crawl/{id}: documents in the order of the URLs, from `skip`, at most `limit` and about 10 MiB; `next` whenever more ' +
-        "data remains or the batch still runs. 404 BATCH_SCRAPE_NOT_FOUND for another team's id. Also a WebSocket on the same path " +
+        'data remains or the batch still runs. ' +
+        `${describeErrorCodes(['BATCH_SCRAPE_NOT_FOUND'])} for another team's id. ` +
+        'Also a WebSocket on the same path ' +
         '(API key as the subprotocol): catchup, then document messages as pages finish, then done, as for crawls.',
       params,
       querystring: crawlStatusQuery,
@@ -78,7 +93,9 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
       schema: {
         tags,
         summary: 'Cancel a batch scrape',
-        description: "Cancelled is terminal: pages not yet started are never scraped. 404 BATCH_SCRAPE_NOT_FOUND for another team's id.",
+        description:
+          'Cancelled is terminal: pages not yet started are never scraped. ' +
+          `${describeErrorCodes(['BATCH_SCRAPE_NOT_FOUND'])} for another team's id.`,
         params,
         response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
       },

@@ -7,6 +7,7 @@ import { authErrors, errorBody } from '../../contract/common.ts';
 import { crawlActive, crawlCancelled, crawlErrors, crawlRequest, crawlStarted, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
 import type { Db } from '../../store/db.ts';
+import { describeErrorCodes } from '../../errors.ts';
 import { statusStream } from '../status-stream.ts';
 
 export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
@@ -30,7 +31,7 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
           '(X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the raw body under the team webhook secret>), delivered at least once: 10 s ' +
           'timeout, a non-2xx answer is retried (default after 60, 300 and 900 s); a non-http(s) webhook URL is a 400 naming body.webhook.url. ' +
           'Refused with 400 naming the field: prompt, zeroDataRetention (not supported yet). ' +
-          'Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 429 RATE_LIMITED (class crawl).',
+          `Errors: ${describeErrorCodes(['BAD_REQUEST', 'INSUFFICIENT_CREDITS', ['RATE_LIMITED', 'class crawl']])}.`,
         body: crawlRequest,
         response: { 200: crawlStarted, 402: errorBody, ...authErrors },
       },
@@ -63,7 +64,8 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
       summary: 'Crawl status and data',
       description:
         'Documents of the pages scraped so far, in admission order, from `skip`, at most `limit` and about 10 MiB; ' +
-        '`next` is the URL of the rest whenever more data remains or the crawl is still running. 404 CRAWL_NOT_FOUND for another team\'s id. ' +
+        '`next` is the URL of the rest whenever more data remains or the crawl is still running. ' +
+        `${describeErrorCodes(['CRAWL_NOT_FOUND'])} for another team's id. ` +
         'Also a WebSocket on the same path (what the SDK watchers open; the API key as the subprotocol or the Authorization header, ' +
         'a wrong key is refused with 401): JSON messages {type: "catchup", data: <this status document>}, then ' +
         '{type: "document", data: <document>} as each page is done (every page once), then {type: "done", data: <terminal status, data []>} ' +
@@ -83,7 +85,9 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
       schema: {
         tags,
         summary: 'Cancel a crawl',
-        description: 'Cancelled is terminal: pages not yet started are never scraped. 404 CRAWL_NOT_FOUND for another team\'s id.',
+        description:
+          'Cancelled is terminal: pages not yet started are never scraped. ' +
+          `${describeErrorCodes(['CRAWL_NOT_FOUND'])} for another team's id.`,
         params,
         response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
       },

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, extractRequest, extractStarted, extractStatus } from '../../contract/extract.ts';
 import type { Extractor } from '../../extract/extract.ts';
+import { describeErrorCodes } from '../../errors.ts';
 
 export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl }: { extractor: Extractor; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -27,7 +28,7 @@ export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl
           'the deterministic fill of each page merged, with a warning. 1 credit per page scraped; LLM tokens go to the token ledger. ' +
           'Refused with 400: enableWebSearch (no search backend), neither prompt nor schema, an unusable schema, ' +
           'invalid URLs when ignoreInvalidURLs is false (otherwise listed in invalidURLs). ' +
-          'Errors: 400 BAD_REQUEST, 402 INSUFFICIENT_CREDITS, 429 RATE_LIMITED (class crawl).',
+          `Errors: ${describeErrorCodes(['BAD_REQUEST', 'INSUFFICIENT_CREDITS', ['RATE_LIMITED', 'class crawl']])}.`,
         body: extractRequest,
         response: { 200: extractStarted, 402: errorBody, ...authErrors },
       },
@@ -47,7 +48,8 @@ export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl
         summary: 'Extract status and data',
         description:
           'processing, then completed (`data`) or failed (`error`). `warning` says when the data did not come from the LLM alone. ' +
-          "Readable for 24 h (expiresAt). 404 EXTRACT_NOT_FOUND for another team's id or an expired one.",
+          'Readable for 24 h (expiresAt). ' +
+          `${describeErrorCodes(['EXTRACT_NOT_FOUND'])} for another team's id or an expired one.`,
         params: z.object({ id: z.uuid() }),
         response: { 200: extractStatus, 404: errorBody, ...authErrors },
       },

@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../../store/db.ts';
 import { readFileBytes, readFileInfo } from '../../store/files.ts';
-import { NotFoundError } from '../../errors.ts';
+import { NotFoundError, describeErrorCodes } from '../../errors.ts';
 
 export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -20,7 +20,9 @@ export async function fileRoutes(app: FastifyInstance, { db }: { db: Db }): Prom
         tags: ['files'],
         summary: 'A stored screenshot, PDF, video or audio file (the URL returned in a scrape document)',
         description:
-          'Answers the bytes with their content type, or 404 FILE_NOT_FOUND once expired. A single byte range (`Range: bytes=start-end`, `start-`, `-suffix`) is answered 206 with Content-Range; an unsatisfiable one 416. Other range forms get the whole file (200).',
+          `Answers the bytes with their content type, or ${describeErrorCodes(['FILE_NOT_FOUND'])} once expired. ` +
+          'A single byte range (`Range: bytes=start-end`, `start-`, `-suffix`) is answered 206 with Content-Range; ' +
+          'an unsatisfiable one 416. Other range forms get the whole file (200).',
         security: [],
         params: z.object({ name: z.string().regex(/^[0-9a-f]{32}(\.[a-z0-9]{2,5})?$/) }),
       },

@@ -26,7 +26,7 @@ export async function healthRoutes(app: FastifyInstance, { db }: { db: Db }): Pr
         await db.query('SELECT 1');
       } catch (err) {
         app.log.warn({ err }, 'readiness check failed');
-        throw new ApiError(503, 'NOT_READY', 'Database unreachable');
+        throw new ApiError('NOT_READY', 'Database unreachable');
       }
       return { status: 'ok' as const, database: db.kind };
     },

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { mapRequest, mapResponse } from '../../contract/map.ts';
 import type { Mapper } from '../../crawl/map.ts';
+import { describeErrorCodes } from '../../errors.ts';
 
 export async function mapRoutes(app: FastifyInstance, { mapper }: { mapper: Mapper }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -18,11 +19,19 @@ export async function mapRoutes(app: FastifyInstance, { mapper }: { mapper: Mapp
           'Collects the URLs of a site without scraping it: the start page and its links, the sitemaps (robots.txt ' +
           'Sitemap lines, else /sitemap.xml and /sitemap_index.xml; indexes, gzip and text sitemaps) and a shallow crawl ' +
           '(same-site pages up to two links deep, robots.txt obeyed). URLs are normalised and listed once; title and ' +
-          'description come from the pages fetched on the way. Costs 1 credit per call. Errors: 400 BAD_REQUEST ' +
-          '(details name the field), 402 INSUFFICIENT_CREDITS, 403 SCRAPE_BLOCKED_URL (private or local address; see ' +
-          'GLEANER_ALLOW_PRIVATE_NETWORK), 408 MAP_TIMEOUT (`timeout` expired before the start page, or with sitemap ' +
-          '"only" robots.txt, was read), 502 SCRAPE_DNS_RESOLUTION_ERROR / SCRAPE_CONNECTION_ERROR / SCRAPE_SSL_ERROR / ' +
-          'SCRAPE_SITE_ERROR when the start page failed and nothing was found elsewhere, 429 RATE_LIMITED (class map).',
+          'description come from the pages fetched on the way. Costs 1 credit per call. Errors: ' +
+          describeErrorCodes([
+            ['BAD_REQUEST', 'details name the field'],
+            'INSUFFICIENT_CREDITS',
+            'SCRAPE_BLOCKED_URL',
+            'MAP_TIMEOUT',
+            'SCRAPE_DNS_RESOLUTION_ERROR',
+            'SCRAPE_CONNECTION_ERROR',
+            'SCRAPE_SSL_ERROR',
+            'SCRAPE_SITE_ERROR',
+            ['RATE_LIMITED', 'class map'],
+          ]) +
+          '; the 502 codes when the start page failed and nothing was found elsewhere.',
         body: mapRequest,
         response: { 200: mapResponse, 402: errorBody, 403: errorBody, 408: errorBody, 502: errorBody, ...authErrors },
       },

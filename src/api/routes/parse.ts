@@ -20,7 +20,7 @@ import { redactDocumentText } from '../../scrape/transform/redact.ts';
 import type { Db } from '../../store/db.ts';
 import { updateJob } from '../../store/jobs.ts';
 import { finishScrape } from '../../store/pages.ts';
-import { ApiError, BadRequestError, DocumentError } from '../../errors.ts';
+import { ApiError, BadRequestError, DocumentError, describeErrorCodes } from '../../errors.ts';
 
 /** The spec's 50 MB per request, as MiB. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -34,7 +34,7 @@ const BROWSER_OPTIONS = ['actions', 'waitFor', 'location', 'mobile'] as const;
 class ParseError extends ApiError {}
 
 function unsupported(issues: { path: string; message: string }[]): ParseError {
-  return new ParseError(400, 'PARSE_UNSUPPORTED_OPTIONS', `Unsupported options for an upload: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+  return new ParseError('PARSE_UNSUPPORTED_OPTIONS', `Unsupported options for an upload: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
     details: issues,
   });
 }
@@ -45,7 +45,7 @@ function badRequest(path: string, message: string): BadRequestError {
 
 function tooLarge(): ParseError {
   // Connection: close, so the server does not go on reading the rest of an upload to keep the connection.
-  return new ParseError(413, 'FILE_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`, {
+  return new ParseError('FILE_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`, {
     headers: { connection: 'close' },
   });
 }
@@ -241,10 +241,23 @@ export async function parseRoutes(
           '{type: "pdf", mode: fast|auto|ocr, maxPages, pages, blocks, pageMarkers}), removeBase64Images, blockAds, redactPII, ' +
           'zeroDataRetention, origin, integration. Unknown keys: 400 naming them. ' +
           'Types: PDF, DOCX, ODT, XLSX, ODS, CSV, PPTX, ODP, EPUB, HTML, Markdown, plain text (detected from the content, then the part\'s content type and file name). ' +
-          'Errors: 400 BAD_REQUEST (no `file` part, `options` not JSON or invalid), 400 PARSE_UNSUPPORTED_OPTIONS (screenshot, changeTracking, branding, audio, video formats; ' +
-          'actions, waitFor, location, mobile; html/rawHtml for non-HTML files; formats other than markdown/rawBase64 with parsers []), ' +
-          '413 FILE_TOO_LARGE (upload over 50 MiB), 413 DOCUMENT_TOO_LARGE (decompressed content over the bound), 415 UNSUPPORTED_FILE_TYPE (naming the type), ' +
-          '422 DOCUMENT_ENCRYPTED, 422 DOCUMENT_CORRUPT, 408 PARSE_TIMEOUT, 503 PARSE_QUEUE_FULL (every parser thread busy and the queue full). ' +
+          'Errors: ' +
+          describeErrorCodes([
+            ['BAD_REQUEST', 'no `file` part, `options` not JSON or invalid'],
+            [
+              'PARSE_UNSUPPORTED_OPTIONS',
+              'screenshot, changeTracking, branding, audio, video formats; actions, waitFor, location, mobile; ' +
+                'html/rawHtml for non-HTML files; formats other than markdown/rawBase64 with parsers []',
+            ],
+            'FILE_TOO_LARGE',
+            'DOCUMENT_TOO_LARGE',
+            'UNSUPPORTED_FILE_TYPE',
+            'DOCUMENT_ENCRYPTED',
+            'DOCUMENT_CORRUPT',
+            'PARSE_TIMEOUT',
+            'PARSE_QUEUE_FULL',
+          ]) +
+          '. ' +
           'Credits: 1 per PDF page converted, 1 for a PDF with parsers [] or rawBase64 alone, 1 per other document.',
         response: { 200: parseResponse, 402: errorBody, 408: errorBody, 413: errorBody, 415: errorBody, 422: errorBody, 503: errorBody, ...authErrors },
       },
@@ -265,9 +278,9 @@ export async function parseRoutes(
 
       const declared = upload.mimetype && upload.mimetype !== 'application/octet-stream' ? upload.mimetype : undefined;
       const detection = detectDocument(upload.bytes, { contentType: declared, fileName: upload.fileName });
-      if (detection.encrypted) throw new ParseError(422, 'DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
+      if (detection.encrypted) throw new ParseError('DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
       const kind = detection.kind;
-      if (!kind) throw new ParseError(415, 'UNSUPPORTED_FILE_TYPE', `Unsupported file type: ${detection.type}`);
+      if (!kind) throw new ParseError('UNSUPPORTED_FILE_TYPE', `Unsupported file type: ${detection.type}`);
       const plan = planParse(opts, kind);
 
       const { caller } = request;
@@ -301,7 +314,7 @@ export async function parseRoutes(
 }
 
 function busy(err: ParsePoolBusyError): ApiError {
-  return new ParseError(503, err.code, err.message, { headers: { 'retry-after': '5' } });
+  return new ParseError(err.code, err.message, { headers: { 'retry-after': '5' } });
 }
 
 interface ProduceContext {
@@ -384,7 +397,7 @@ async function produce(upload: Upload, kind: DocumentKind, opts: ParseOptionsInp
           { llm: ctx.llm, usage: ctx.usage, signal: deadline, maxOutputTokens: ctx.llmMaxOutputTokens },
         );
       } catch (err) {
-        if (deadline.aborted) throw new ParseError(408, 'PARSE_TIMEOUT', `Parsing took longer than ${opts.timeout} ms`);
+        if (deadline.aborted) throw new ParseError('PARSE_TIMEOUT', `Parsing took longer than ${opts.timeout} ms`);
         throw err;
       }
       markdown = ai.markdown;

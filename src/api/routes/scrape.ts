@@ -9,7 +9,7 @@ import type { Scraper } from '../../scrape/scrape.ts';
 import type { Db } from '../../store/db.ts';
 import { getTeamJob } from '../../store/jobs.ts';
 import { readScrapeResult } from '../../store/pages.ts';
-import { NotFoundError } from '../../errors.ts';
+import { NotFoundError, describeErrorCodes } from '../../errors.ts';
 
 export async function scrapeRoutes(
   app: FastifyInstance,
@@ -26,14 +26,31 @@ export async function scrapeRoutes(
         tags,
         summary: 'Scrape one URL',
         description:
-          'Fetches the page and returns the requested formats. Target failures answer with a code: ' +
-          'SCRAPE_TIMEOUT (408), SCRAPE_BLOCKED_URL (403), SCRAPE_DNS_RESOLUTION_ERROR, SCRAPE_CONNECTION_ERROR, ' +
-          'SCRAPE_SSL_ERROR, SCRAPE_TOO_MANY_REDIRECTS, SCRAPE_RESPONSE_TOO_LARGE, SCRAPE_SITE_ERROR (502), ' +
-          'SCRAPE_UNSUPPORTED_FILE_ERROR (415), SCRAPE_ACTION_ERROR (400: an action failed; the message names its index), ' +
-          'BROWSER_UNAVAILABLE (503: the request needs Chromium, which is not installed), SCRAPE_NO_CACHED_DATA and SCRAPE_LOCKDOWN_CACHE_MISS (404). ' +
-          'Formats audio and video: SCRAPE_MEDIA_TOO_LARGE (502: the media or its MP3 over MEDIA_MAX_BYTES, or MEDIA_ZDR_MAX_BYTES under zero data retention), ' +
-          'SCRAPE_MEDIA_FETCH_FAILED (502: the media answered an error status), SCRAPE_MEDIA_UNSUPPORTED (422: not media, or an encrypted, live or ' +
-          'otherwise unsupported stream), MEDIA_FFMPEG_UNAVAILABLE (503: ffmpeg is not installed); a page without media is a success with a warning. ' +
+          'Fetches the page and returns the requested formats. Target failures answer with a code (the Error schema ' +
+          'says what each means): ' +
+          describeErrorCodes([
+            'SCRAPE_TIMEOUT',
+            'SCRAPE_BLOCKED_URL',
+            'SCRAPE_DNS_RESOLUTION_ERROR',
+            'SCRAPE_CONNECTION_ERROR',
+            'SCRAPE_SSL_ERROR',
+            'SCRAPE_TOO_MANY_REDIRECTS',
+            'SCRAPE_RESPONSE_TOO_LARGE',
+            'SCRAPE_SITE_ERROR',
+            'SCRAPE_UNSUPPORTED_FILE_ERROR',
+            ['SCRAPE_ACTION_ERROR', 'the message names the action\'s index'],
+            ['BROWSER_UNAVAILABLE', 'the request needs Chromium'],
+            'SCRAPE_NO_CACHED_DATA',
+            'SCRAPE_LOCKDOWN_CACHE_MISS',
+          ]) +
+          '. Formats audio and video: ' +
+          describeErrorCodes([
+            'SCRAPE_MEDIA_TOO_LARGE',
+            'SCRAPE_MEDIA_FETCH_FAILED',
+            'SCRAPE_MEDIA_UNSUPPORTED',
+            'MEDIA_FFMPEG_UNAVAILABLE',
+          ]) +
+          '; a page without media is a success with a warning. ' +
           "A target's own 4xx/5xx is a successful scrape with metadata.statusCode and metadata.error.",
         body: scrapeRequest,
         response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 422: errorBody, 502: errorBody, 503: errorBody, ...authErrors },
@@ -61,7 +78,9 @@ export async function scrapeRoutes(
       schema: {
         tags,
         summary: "A finished scrape's document (never stored under zero data retention)",
-        description: 'While the scrape is still active (being fetched, or stored by another process), waits for it up to 5 s.',
+        description:
+          'While the scrape is still active (being fetched, or stored by another process), waits for it up to 5 s. ' +
+          `Errors: ${describeErrorCodes(['SCRAPE_NOT_FOUND'])}.`,
         params: z.object({ id: z.uuid() }),
         response: { 200: scrapeResponse, 404: errorBody, ...authErrors },
       },
