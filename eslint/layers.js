@@ -6,22 +6,23 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The layer order, lowest first: the one place it is written down. A member ending in '/' is a top folder of
- * src/, any other a file at src/'s top level; top-level files not listed are composition root (rank 9).
+ * src/, any other a file at src/'s top level; top-level files not listed are composition root (rank 10).
  */
 const LAYERS = [
-  { rank: 0, name: 'ground', members: ['errors.ts', 'config.ts', 'version.ts', 'contract/'] },
-  { rank: 1, name: 'leaves', members: ['net/', 'store/', 'markdown/'] },
-  { rank: 2, name: 'leaves', members: ['billing/', 'llm/', 'documents/', 'extractors/'] },
-  { rank: 3, name: 'scrape', members: ['scrape/'] },
-  { rank: 4, name: 'jobs', members: ['jobs/'] },
-  { rank: 5, name: 'crawl', members: ['crawl/'] },
-  { rank: 6, name: 'capabilities', members: ['extract/', 'monitor/', 'interact/', 'search/'] },
-  { rank: 7, name: 'agent', members: ['agent/'] },
-  { rank: 8, name: 'api', members: ['api/'] },
-  { rank: 9, name: 'composition root', members: ['app.ts', 'service.ts'] },
-  { rank: 10, name: 'entry points', members: ['server.ts', 'worker.ts', 'cli.ts'] },
+  { rank: 0, name: 'errors', members: ['errors.ts'] },
+  { rank: 1, name: 'ground', members: ['config.ts', 'version.ts', 'contract/'] },
+  { rank: 2, name: 'leaves', members: ['net/', 'store/', 'markdown/'] },
+  { rank: 3, name: 'leaves', members: ['billing/', 'llm/', 'documents/', 'extractors/'] },
+  { rank: 4, name: 'scrape', members: ['scrape/'] },
+  { rank: 5, name: 'jobs', members: ['jobs/'] },
+  { rank: 6, name: 'crawl', members: ['crawl/'] },
+  { rank: 7, name: 'capabilities', members: ['extract/', 'monitor/', 'interact/', 'search/'] },
+  { rank: 8, name: 'agent', members: ['agent/'] },
+  { rank: 9, name: 'api', members: ['api/'] },
+  { rank: 10, name: 'composition root', members: ['app.ts', 'service.ts'] },
+  { rank: 11, name: 'entry points', members: ['server.ts', 'worker.ts', 'cli.ts'] },
 ];
-const COMPOSITION_ROOT = 9;
+const COMPOSITION_ROOT = 10;
 
 const srcDir = fileURLToPath(new URL('../src/', import.meta.url));
 
