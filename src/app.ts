@@ -22,7 +22,7 @@ import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import { Extractor } from './extract/extract.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
-import type { Db } from './store/db.ts';
+import type { Db } from './store/db-types.ts';
 import { version } from './version.ts';
 
 export interface AppDeps {

@@ -32,7 +32,7 @@ import { chargeCredits, ensureCredits } from '../billing/credits.ts';
 import type { MapLink, MapRequest } from '../contract/map.ts';
 import type { HttpEngine, HttpResponse } from '../scrape/engines/http.ts';
 import { decodeText, detectContentKind } from '../scrape/transform/decode.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { createJob, updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { extractPageLinks } from './links.ts';

@@ -9,7 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { chargeCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import type { Slot, TeamConcurrency } from './team-concurrency.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { updateJob } from '../store/jobs.ts';
 import { type CachedPage, type PageCacheBatcher, finishScrape, readCachedPage, writeCachedPage } from '../store/pages.ts';
 import { storeFile } from '../store/files.ts';

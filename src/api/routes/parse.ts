@@ -17,7 +17,7 @@ import { selectorProblem } from '../../scrape/transform/clean.ts';
 import { decodeText } from '../../scrape/transform/decode.ts';
 import { transformHtml } from '../../scrape/transform/index.ts';
 import { redactDocumentText } from '../../scrape/transform/redact.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { updateJob } from '../../store/jobs.ts';
 import { finishScrape } from '../../store/pages.ts';
 import { ApiError, BadRequestError, DocumentError } from '../../errors.ts';

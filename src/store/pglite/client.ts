@@ -3,7 +3,7 @@
 // them (~0.3 ms each at least, ~2 ms per 200 KB value); on the service's own thread that was a
 // third of a scrape and half of a crawl's event loop. Here the event loop only posts messages.
 import { Worker } from 'node:worker_threads';
-import type { Db, Queryable, QueryResult } from '../db.ts';
+import type { Db, Queryable, QueryResult } from '../db-types.ts';
 
 export type DbRequest =
   /** `utf8`: indexes of params sent as UTF-8 bytes instead of a large string (see toThread). */
