@@ -250,6 +250,9 @@ export class LlmInvalidSchemaError extends LlmError {
   }
 }
 
+/** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
+export class ParseError extends ApiError {}
+
 // ---- Document parsing errors: thrown inside the parse threads, where no HTTP status applies; src/documents/convert.ts maps them to statuses.
 
 export type DocumentErrorCode =
