@@ -14,7 +14,7 @@ import { finishScrape } from '../store/pages.ts';
 import type { Caller } from '../store/teams.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
 import { type FormatPlan, type Issue, checkSelectors, planFormats } from './plan.ts';
-import { decodeText } from './transform/decode.ts';
+import { decodeText } from '../documents/charset.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
 import { ApiError, BadRequestError, DocumentError, ParseError } from '../errors.ts';

@@ -19,7 +19,7 @@ import { cacheKey } from './cache-key.ts';
 import type { BrowserEngine, BrowserResponse, StorageState } from './engines/browser.ts';
 import type { HttpEngine, HttpResponse } from './engines/http.ts';
 import { type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../documents/convert.ts';
-import { detectDocument } from '../documents/detect.ts';
+import { detectContentKind, detectDocument } from '../documents/detect.ts';
 import type { ParsePool } from '../documents/parse-pool.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import { type AiPage, assignAiOutput, renderAiFormats, wantsAi } from './formats/ai.ts';
@@ -31,7 +31,7 @@ import { type MediaCandidate, directMedia, isMediaFile } from './media/discover.
 import { Ffmpeg } from './media/ffmpeg.ts';
 import { type ScrapePlan, noFormats, planScrape, wantsMedia } from './plan.ts';
 import { DEFAULT_MEDIA_CONFIG, type MediaConfig } from '../config.ts';
-import { detectContentKind, decodeText } from './transform/decode.ts';
+import { decodeText } from '../documents/charset.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
 import { ApiError, BadRequestError, BrowserUnavailableError, DocumentError, MediaTooLargeError, NotFoundError, ScrapeError, ScrapeTimeoutError, UnsupportedFileError } from '../errors.ts';

@@ -10,7 +10,7 @@ import type { MediaCandidate } from './discover.ts';
 import type { MediaDownloader } from './download.ts';
 import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge } from './ffmpeg.ts';
 import { HlsUnsupported, type HlsMedia, audioRendition, bestVariant, parsePlaylist } from './hls.ts';
-import { SNIFF_BYTES, sniffMedia } from './sniff.ts';
+import { SNIFF_BYTES, sniffMedia } from '../../documents/sniff.ts';
 import { MediaTooLargeError, MediaUnsupportedError } from '../../errors.ts';
 
 /** Which tracks are needed: the video format needs everything; audio alone may skip video renditions. */
