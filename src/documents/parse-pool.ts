@@ -12,7 +12,7 @@
 // HTML is not parsed here: it goes through the web pipeline in the main thread (src/api/routes/parse.ts).
 import { Worker } from 'node:worker_threads';
 import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
-import { DocumentError } from '../errors.ts';
+import { DocumentError, ParsePoolBusyError } from '../errors.ts';
 
 export interface ParsePoolOptions {
   /** Worker threads at most. */
@@ -33,14 +33,6 @@ export interface PoolResult {
   document: ParsedDocument;
   /** Pages recognised by OCR (PDF). */
   ocrPages: number;
-}
-
-export class ParsePoolBusyError extends Error {
-  readonly code = 'PARSE_QUEUE_FULL';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ParsePoolBusyError';
-  }
 }
 
 interface Job {

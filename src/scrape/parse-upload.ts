@@ -5,7 +5,7 @@ import { createBillableJob } from '../billing/credits.ts';
 import type { ParseDocumentOutput, ParseOptionsInput } from '../contract/parse.ts';
 import { CONTENT_TYPES, type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../documents/convert.ts';
 import { detectDocument } from '../documents/detect.ts';
-import { ParsePoolBusyError, type ParsePool } from '../documents/parse-pool.ts';
+import { type ParsePool } from '../documents/parse-pool.ts';
 import type { DocumentKind } from '../documents/types.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db-types.ts';
@@ -17,7 +17,7 @@ import { type FormatPlan, type Issue, checkSelectors, planFormats } from './plan
 import { decodeText } from '../documents/charset.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
-import { ApiError, BadRequestError, DocumentError, ParseError } from '../errors.ts';
+import { ApiError, BadRequestError, DocumentError, ParseError, ParsePoolBusyError } from '../errors.ts';
 
 /** The file part of an upload. */
 export interface Upload {

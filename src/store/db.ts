@@ -8,17 +8,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { Db, Queryable } from './db-types.ts';
 import { openPgliteThread } from './pglite/client.ts';
 import { createPgliteDir } from './pglite/template.ts';
-
-export class DataDirLockedError extends Error {
-  readonly code = 'DATA_DIR_LOCKED';
-  constructor(dir: string, pid: number) {
-    super(
-      `The data directory ${dir} is in use by process ${pid} (an embedded PGlite database allows one process). ` +
-        'Stop that process first, or point DATABASE_URL at a Postgres server to share data between processes.',
-    );
-    this.name = 'DataDirLockedError';
-  }
-}
+import { DataDirLockedError } from '../errors.ts';
 
 export interface OpenDbOptions {
   dataDir: string;
