@@ -2,7 +2,7 @@
 // DASH stream has its manifest read, its best rendition chosen (highest bandwidth; alternative
 // audio with it), every segment downloaded in order (the size cap counts them all) and
 // concatenated, and the result remuxed without re-encoding into an MP4. What a URL is, is decided
-// by its bytes (#EXTM3U, <MPD>: src/scrape/media/sniff.ts), not by what the page said.
+// by its bytes (#EXTM3U, <MPD>: src/documents/sniff.ts), not by what the page said.
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DashUnsupported, parseMpd } from './dash.ts';
