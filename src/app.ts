@@ -21,8 +21,9 @@ import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import { Extractor } from './extract/extract.ts';
+import { UploadParser } from './scrape/parse-upload.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
-import type { Db } from './store/db.ts';
+import type { Db } from './store/db-types.ts';
 import { version } from './version.ts';
 
 export interface AppDeps {
@@ -78,7 +79,8 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
   // Documents are parsed in the stack's worker threads (one pool per process).
-  await app.register(parseRoutes, { db, pool: stack.parsePool, llm: stack.llm, llmMaxOutputTokens: config.llm.maxOutputTokens });
+  const uploadParser = new UploadParser({ db, pool: stack.parsePool, llm: stack.llm, llmMaxOutputTokens: config.llm.maxOutputTokens });
+  await app.register(parseRoutes, { uploadParser });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {

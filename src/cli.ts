@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
 import { openStore } from './service.ts';
-import type { Db } from './store/db.ts';
+import type { Db } from './store/db-types.ts';
 import { createApiKey, ensureTeam, findTeamByName, listApiKeys, listTeams, revokeApiKey, setCreditQuota } from './store/teams.ts';
 
 const usage = `Usage: npm run gleaner -- <command>

@@ -489,6 +489,41 @@ export class LlmInvalidSchemaError extends LlmError {
   }
 }
 
+/** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
+export class ParseError extends ApiError {}
+
+/** The document parser threads are all busy and their queue is full (POST /v2/parse answers 503). */
+export class ParsePoolBusyError extends Error {
+  readonly code = 'PARSE_QUEUE_FULL';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ParsePoolBusyError';
+  }
+}
+
+// ---- Storage errors
+
+/** The embedded database's data directory is held by another process. */
+export class DataDirLockedError extends Error {
+  readonly code = 'DATA_DIR_LOCKED';
+  constructor(dir: string, pid: number) {
+    super(
+      `The data directory ${dir} is in use by process ${pid} (an embedded PGlite database allows one process). ` +
+        'Stop that process first, or point DATABASE_URL at a Postgres server to share data between processes.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+/** The thread that runs the embedded database stopped (crashed or closed); its statements fail. */
+export class PgliteThreadError extends Error {
+  readonly code = 'PGLITE_THREAD_STOPPED';
+  constructor(reason: string) {
+    super(`The embedded database thread stopped: ${reason}`);
+    this.name = 'PgliteThreadError';
+  }
+}
+
 // ---- Document parsing errors: thrown inside the parse threads, where no HTTP status applies; src/documents/convert.ts maps them to statuses.
 
 export class DocumentError extends Error {

@@ -7,7 +7,8 @@ import { createScrapeStack } from './scrape/stack.ts';
 import type { Config } from './config.ts';
 import { type JobQueue, jobQueueFromConfig } from './jobs/queue.ts';
 import { type JobRegistration, registerJobs } from './jobs/registrations.ts';
-import { type Db, openDb } from './store/db.ts';
+import { openDb } from './store/db.ts';
+import type { Db } from './store/db-types.ts';
 import { migrate } from './store/migrations.ts';
 import { ensureApiKey, ensureTeam } from './store/teams.ts';
 

@@ -1,7 +1,7 @@
 // Bearer-key authentication on every route but the public ones (WebSocket upgrades: the key may
 // also be the subprotocol).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { type Caller, findCallerByKey, touchApiKey } from '../store/teams.ts';
 import './types.ts';
 import { UnauthorizedError } from '../errors.ts';

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import './types.ts';
 import { RateLimitedError } from '../errors.ts';
 

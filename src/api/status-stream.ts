@@ -24,7 +24,7 @@ import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ScrapeDocument } from '../contract/scrape.ts';
 import { type CrawlKind, type CrawlStatus, type Crawler, STATUS_MAX_BYTES } from '../crawl/crawler.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
 
 export type StatusStreamMessage =

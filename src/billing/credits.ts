@@ -3,7 +3,7 @@
 // charge is written when the cost is known. Concurrent requests near the limit may overshoot
 // by at most their own cost, which is preferred over serialising every request on a lock.
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from '../store/db-types.ts';
 import { type Job, type NewJob, jobColumns } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { recordUsage } from '../store/usage.ts';

@@ -64,7 +64,7 @@ import type { JobContext } from '../jobs/registrations.ts';
 import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, wantsEvent, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import { Scraper } from '../scrape/scrape.ts';
-import type { Db, Queryable } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db-types.ts';
 import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, recordIdempotentJob, releaseIdempotencyKey, requestHash } from '../store/idempotency.ts';
 import { updateJob } from '../store/jobs.ts';
 import { PageCacheBatcher } from '../store/pages.ts';

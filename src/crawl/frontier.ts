@@ -31,7 +31,7 @@
 //   and puts them back (unleased, attempt not counted), and records what finished.
 // maxConcurrency of a crawl is a per-process cap (the frontier claims nothing of a crawl at its
 // cap, and a semaphore holds the excess of one claim).
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import type { Log } from '../jobs/queue.ts';
 import { type ClaimedPage, type CrawlRow, type Crawler, type PageOutcome, type Settled, onAdmitted } from './crawler.ts';
 

@@ -31,8 +31,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { chargeCredits, ensureCredits } from '../billing/credits.ts';
 import type { MapLink, MapRequest } from '../contract/map.ts';
 import type { HttpEngine, HttpResponse } from '../scrape/engines/http.ts';
-import { decodeText, detectContentKind } from '../scrape/transform/decode.ts';
-import type { Db } from '../store/db.ts';
+import { decodeText } from '../documents/charset.ts';
+import type { Db } from '../store/db-types.ts';
 import { createJob, updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { extractPageLinks } from './links.ts';
@@ -41,6 +41,7 @@ import type { RobotsCache } from './robots.ts';
 import type { SitemapReader } from './sitemap.ts';
 import { type NormalizeOptions, UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
 import { ApiError, BlockedUrlError } from '../errors.ts';
+import { detectContentKind } from '../documents/detect.ts';
 
 /** Credits one map call costs. */
 export const MAP_CREDITS = 1;

@@ -33,7 +33,7 @@
 // Times of reservations are the database's clock (clock_timestamp()), as are the frontier's
 // available_at comparisons; local sleeps use the difference the same statement reported.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from '../store/db-types.ts';
 import type { RobotsTxt } from './robots.ts';
 
 export interface PolitenessOptions {

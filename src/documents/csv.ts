@@ -3,7 +3,7 @@
 // lines, outside quotes); RFC 4180 quoting (embedded delimiters, newlines and "" quotes); BOMs and
 // UTF-16 handled by the text decoder. Rows capped like sheets (ParseOptions.maxRows / maxCells).
 import { gridToMarkdown, RowLimiter, type SparseRow } from './table.ts';
-import { decodeTextBytes } from './text.ts';
+import { decodeText } from './charset.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { throwIfAborted } from './zip.ts';
 
@@ -56,7 +56,7 @@ export function sniffDelimiter(text: string): string {
 }
 
 export function parseCsv(bytes: Uint8Array, opts: ParseOptions = {}): ParsedDocument {
-  const text = decodeTextBytes(bytes).replace(/^\uFEFF/, '');
+  const text = decodeText(bytes, '', false, 'file').text.replace(/^\uFEFF/, '');
   const delim = sniffDelimiter(text);
   const limiter = new RowLimiter(opts.maxRows, opts.maxCells);
   const rows: SparseRow[] = [];

@@ -1,15 +1,14 @@
-// Document type from content first: magic bytes (%PDF, zip containers told apart by their
-// `mimetype` entry or [Content_Types].xml, OLE compound files), then the declared content type,
-// then the file extension, then text sniffing (HTML, CSV, markdown, plain text; UTF-8/UTF-16).
-//
-// detectDocument() also names what it found when Gleaner cannot parse it (legacy .doc/.xls/.ppt,
-// RTF, images, other zips…) and flags password-protected Office files; detectDocumentKind() gives
-// only the kind; requireDocumentKind() throws DOCUMENT_UNSUPPORTED (415-class, naming the type) or
-// DOCUMENT_ENCRYPTED.
+// What a file or a response is. Document type from content first: magic bytes (%PDF, zip containers
+// told apart by their `mimetype` entry or [Content_Types].xml, OLE compound files), then the declared
+// content type, then the file extension, then text sniffing (HTML, CSV, markdown, plain text;
+// UTF-8/UTF-16). detectDocument() also names what it found when Gleaner cannot parse it (legacy
+// .doc/.xls/.ppt, RTF, images, other zips…) and flags password-protected Office files;
+// detectContentKind() classifies a web response for the scrape pipeline. Signatures: ./sniff.ts.
+import { decodeText } from './charset.ts';
 import { fieldCounts } from './csv.ts';
-import { decodeTextBytes } from './text.ts';
+import { hasPdfHeader, isZip, sniffHtml } from './sniff.ts';
 import type { DocumentKind } from './types.ts';
-import { cfbHasStream, decodeText, isCfb, ZipArchive } from './zip.ts';
+import { cfbHasStream, isCfb, ZipArchive } from './zip.ts';
 import { DocumentError } from '../errors.ts';
 
 export interface DetectHints {
@@ -99,8 +98,6 @@ function startsWith(b: Uint8Array, sig: number[], at = 0): boolean {
   return true;
 }
 
-const ascii = (b: Uint8Array, from: number, to: number): string => Buffer.from(b.subarray(from, Math.min(to, b.length))).toString('latin1');
-
 function fromMime(contentType: string | undefined): DocumentKind | undefined {
   if (!contentType) return undefined;
   return MIME_KINDS[contentType.split(';')[0].trim().toLowerCase()];
@@ -123,7 +120,7 @@ function zipKind(bytes: Uint8Array): Detection {
   }
   const read = (name: string): string | undefined => {
     try {
-      return decodeText(zip.readBytesSync(name));
+      return decodeText(zip.readBytesSync(name), '', false, 'file').text;
     } catch {
       return undefined;
     }
@@ -176,7 +173,7 @@ const BINARY_MAGIC: [number[], string, number?][] = [
 /** Sniffs text: HTML, CSV (a consistent delimiter on every sampled line), markdown, plain text. */
 function textKind(bytes: Uint8Array): Detection | undefined {
   const sample = bytes.subarray(0, 16 * 1024);
-  const text = decodeTextBytes(sample).replace(/^\uFEFF/, '');
+  const text = decodeText(sample, '', false, 'file').text.replace(/^\uFEFF/, '');
   // Binary: NULs or many control characters (after UTF-16 decoding).
   let control = 0;
   for (let i = 0; i < text.length; i++) {
@@ -187,8 +184,7 @@ function textKind(bytes: Uint8Array): Detection | undefined {
   if (control > text.length / 20) return undefined;
   const head = text.trimStart().slice(0, 1024).toLowerCase();
   if (head.startsWith('{\\rtf')) return { type: 'Rich Text Format document (.rtf)' };
-  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<!doctype html|^<html[\s>]|^<(head|body|meta|title|div|p|h1|table)[\s>]/.test(head) || /<html[\s>]/.test(head))
-    return { kind: 'html', type: NAMES.html };
+  if (sniffHtml(head) === 'document') return { kind: 'html', type: NAMES.html };
   // CSV: the same field count (>= 2, quotes respected) on every sampled record, over 2+ records.
   const complete = bytes.length <= sample.length ? text : text.slice(0, Math.max(0, text.lastIndexOf('\n')));
   for (const d of [',', ';', '\t', '|']) {
@@ -204,12 +200,8 @@ function textKind(bytes: Uint8Array): Detection | undefined {
 }
 
 export function detectDocument(bytes: Uint8Array, hints: DetectHints = {}): Detection {
-  if (startsWith(bytes, [0x25, 0x50, 0x44, 0x46]) || (bytes.length > 5 && ascii(bytes, 0, 1024).includes('%PDF-'))) {
-    return { kind: 'pdf', type: NAMES.pdf };
-  }
-  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]) || startsWith(bytes, [0x50, 0x4b, 0x05, 0x06])) {
-    return zipKind(bytes);
-  }
+  if (hasPdfHeader(bytes)) return { kind: 'pdf', type: NAMES.pdf };
+  if (isZip(bytes)) return zipKind(bytes);
   if (isCfb(bytes)) return cfbKind(bytes);
   for (const [sig, type] of BINARY_MAGIC) if (startsWith(bytes, sig)) return { type };
   const declared = fromMime(hints.contentType) ?? fromExt(hints.fileName);
@@ -235,4 +227,37 @@ export function requireDocumentKind(bytes: Uint8Array, hints: DetectHints = {}):
   if (d.encrypted) throw new DocumentError('DOCUMENT_ENCRYPTED', `The file is a ${d.type}; it cannot be read without its password`);
   if (!d.kind) throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${d.type}`);
   return d.kind;
+}
+
+/** What a web response is, for the scrape pipeline: which path converts it. */
+export type ContentKind = 'html' | 'xml' | 'text' | 'json' | 'pdf' | 'document' | 'image' | 'media' | 'binary';
+
+const documentTypes = /(officedocument|msword|ms-excel|ms-powerpoint|opendocument|epub|rtf|text\/csv)/i;
+
+/** Classifies a response by content first (magic bytes), then the declared type, then the URL's extension. */
+export function detectContentKind(contentType: string, url: string, body: Buffer): ContentKind {
+  if (hasPdfHeader(body)) return 'pdf';
+  const type = contentType.split(';', 1)[0].trim().toLowerCase();
+  const ext = /\.([a-z0-9]{1,5})(?:[?#]|$)/i.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
+  if (isZip(body)) return 'document'; // zip: office, epub
+  if (type === 'application/pdf' || ext === 'pdf') return 'pdf';
+  if (documentTypes.test(type) || ['docx', 'doc', 'xlsx', 'xls', 'pptx', 'odt', 'ods', 'odp', 'epub', 'rtf', 'csv'].includes(ext)) return 'document';
+  if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
+  if (type.startsWith('image/')) return 'image';
+  if (type.startsWith('video/') || type.startsWith('audio/')) return 'media';
+  if (type === 'application/json' || type.endsWith('+json')) return 'json';
+  if (type.endsWith('/xml') || type.endsWith('+xml')) return 'xml';
+  if (type.startsWith('text/')) return 'text';
+  // No usable type: sniff the start of the body.
+  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
+  if (sniffHtml(head)) return 'html';
+  if (head.startsWith('<?xml')) return 'xml';
+  if (head.startsWith('{') || head.startsWith('[')) return 'json';
+  return isProbablyText(body) ? 'text' : 'binary';
+}
+
+function isProbablyText(body: Buffer): boolean {
+  const n = Math.min(body.length, 1024);
+  for (let i = 0; i < n; i++) if (body[i] === 0) return false;
+  return true;
 }

@@ -8,7 +8,8 @@ import { toMarkdown } from './html-builder.ts';
 import { compact, open, readXml, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, kid, kids, local, textOf } from './xml.ts';
-import { decodeText, throwIfAborted } from './zip.ts';
+import { decodeText } from './charset.ts';
+import { throwIfAborted } from './zip.ts';
 import { DocumentError } from '../errors.ts';
 
 const CHAPTER_TYPES = new Set(['application/xhtml+xml', 'text/html', 'application/x-dtbook+xml', 'text/x-oeb1-document']);
@@ -56,7 +57,7 @@ export async function parseEpub(bytes: Uint8Array, opts: ParseOptions = {}): Pro
       warnings.push(`Chapter ${item.href} is missing from the EPUB`);
       continue;
     }
-    const html = decodeText(await zip.readBytes(path));
+    const html = decodeText(await zip.readBytes(path), '', false, 'file').text;
     chapters.push(toMarkdown(html));
   }
   const doc: ParsedDocument = {

@@ -15,47 +15,37 @@ import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
 import { throwIfAborted } from './zip.ts';
 import { DocumentError } from '../errors.ts';
 
-export { detectDocument, detectDocumentKind, requireDocumentKind } from './detect.ts';
-export type { DetectHints, Detection } from './detect.ts';
-
 export interface ParseDocumentOptions extends ParseOptions {
   /** Converts an HTML document (the web pipeline); required for kind 'html'. */
   html?: (bytes: Uint8Array, opts: ParseOptions) => Promise<ParsedDocument> | ParsedDocument;
 }
 
+type Parser = (bytes: Uint8Array, opts: ParseDocumentOptions) => Promise<ParsedDocument> | ParsedDocument;
+
+/** The parser of each kind; pdf.js is loaded on the first PDF. */
+const PARSERS: Record<DocumentKind, Parser> = {
+  pdf: async (bytes, opts) => (await import('./pdf.ts')).parsePdf(bytes, opts),
+  docx: parseDocx,
+  odt: parseOdt,
+  xlsx: parseXlsx,
+  ods: parseOds,
+  csv: parseCsv,
+  pptx: parsePptx,
+  odp: parseOdp,
+  epub: parseEpub,
+  text: (bytes) => parseText(bytes, 'text'),
+  markdown: (bytes) => parseText(bytes, 'markdown'),
+  html: (bytes, opts) => {
+    if (!opts.html) throw new DocumentError('DOCUMENT_UNSUPPORTED', 'HTML documents are converted by the web pipeline (no HTML converter was given)');
+    return opts.html(bytes, opts);
+  },
+};
+
 export async function parseDocument(bytes: Uint8Array, kind: DocumentKind, opts: ParseDocumentOptions = {}): Promise<ParsedDocument> {
   throwIfAborted(opts.signal);
   try {
-    switch (kind) {
-      case 'pdf': {
-        const { parsePdf } = await import('./pdf.ts');
-        return await parsePdf(bytes, opts);
-      }
-      case 'docx':
-        return await parseDocx(bytes, opts);
-      case 'odt':
-        return await parseOdt(bytes, opts);
-      case 'xlsx':
-        return await parseXlsx(bytes, opts);
-      case 'ods':
-        return await parseOds(bytes, opts);
-      case 'csv':
-        return parseCsv(bytes, opts);
-      case 'pptx':
-        return await parsePptx(bytes, opts);
-      case 'odp':
-        return await parseOdp(bytes, opts);
-      case 'epub':
-        return await parseEpub(bytes, opts);
-      case 'text':
-      case 'markdown':
-        return parseText(bytes, kind);
-      case 'html':
-        if (!opts.html) throw new DocumentError('DOCUMENT_UNSUPPORTED', 'HTML documents are converted by the web pipeline (no HTML converter was given)');
-        return await opts.html(bytes, opts);
-      default:
-        throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${String(kind)}`);
-    }
+    if (!Object.hasOwn(PARSERS, kind)) throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${String(kind)}`);
+    return await PARSERS[kind](bytes, opts);
   } catch (err) {
     if (err instanceof DocumentError) throw err;
     if (opts.signal?.aborted) throw new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted', { cause: err });

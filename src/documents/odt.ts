@@ -33,7 +33,7 @@ export interface OdfCtx {
 
 const FN = (n: number): string => `GLEANERFOOTNOTE${n}END`;
 
-export async function collectStyles(zip: ZipArchive, ctx: OdfCtx, parts: Element[]): Promise<void> {
+async function collectStyles(zip: ZipArchive, ctx: OdfCtx, parts: Element[]): Promise<void> {
   if (zip.has('styles.xml')) parts.push(await readXml(zip, 'styles.xml'));
   for (const root of parts) {
     for (const holder of [...kids(root, 'styles'), ...kids(root, 'automatic-styles')]) {
@@ -84,14 +84,25 @@ function isTitleStyle(ctx: OdfCtx, name: string | undefined): boolean {
   return false;
 }
 
-export async function parseOdt(bytes: Uint8Array, opts: ParseOptions = {}): Promise<ParsedDocument> {
-  const zip = open(bytes, 'ODT', opts);
-  if (!zip.has('content.xml')) throw new DocumentError('DOCUMENT_CORRUPT', 'ODT has no content.xml');
+/** An ODF package opened: its styles (content.xml's and styles.xml's) and its office body (`text`, `presentation`). */
+export async function openOdf(
+  bytes: Uint8Array,
+  what: 'ODT' | 'ODP',
+  bodyName: string,
+  opts: ParseOptions,
+): Promise<{ zip: ZipArchive; ctx: OdfCtx; body: Element }> {
+  const zip = open(bytes, what, opts);
+  if (!zip.has('content.xml')) throw new DocumentError('DOCUMENT_CORRUPT', `${what} has no content.xml`);
   const content = await readXml(zip, 'content.xml');
   const ctx: OdfCtx = { styles: new Map(), listStyles: new Map(), notes: [] };
   await collectStyles(zip, ctx, [content]);
-  const text = descendant(content, 'text');
-  if (!text) throw new DocumentError('DOCUMENT_CORRUPT', 'ODT has no office:text body');
+  const body = descendant(content, bodyName);
+  if (!body) throw new DocumentError('DOCUMENT_CORRUPT', `${what} has no office:${bodyName} body`);
+  return { zip, ctx, body };
+}
+
+export async function parseOdt(bytes: Uint8Array, opts: ParseOptions = {}): Promise<ParsedDocument> {
+  const { zip, ctx, body: text } = await openOdf(bytes, 'ODT', 'text', opts);
 
   const list = new ListBuilder();
   let html = '';

@@ -9,10 +9,10 @@
 //   `graceMs` later is terminated and replaced, and the job fails with DOCUMENT_TIMEOUT.
 // - A worker that dies (out of memory under resourceLimits, a native crash) fails only its own job
 //   (DOCUMENT_CORRUPT naming the cause); the next job gets a fresh worker.
-// HTML is not parsed here: it goes through the web pipeline in the main thread (src/api/routes/parse.ts).
+// HTML is not parsed here: it goes through the web pipeline in the main thread (src/scrape/parse-upload.ts).
 import { Worker } from 'node:worker_threads';
 import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
-import { DocumentError } from '../errors.ts';
+import { DocumentError, ParsePoolBusyError } from '../errors.ts';
 
 export interface ParsePoolOptions {
   /** Worker threads at most. */
@@ -33,14 +33,6 @@ export interface PoolResult {
   document: ParsedDocument;
   /** Pages recognised by OCR (PDF). */
   ocrPages: number;
-}
-
-export class ParsePoolBusyError extends Error {
-  readonly code = 'PARSE_QUEUE_FULL';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ParsePoolBusyError';
-  }
 }
 
 interface Job {

@@ -15,17 +15,11 @@
 import { getDocument, OPS, PDFDateString, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ocrAvailable, recognise } from './ocr.ts';
-import {
-  buildLines,
-  findFurniture,
-  fontStats,
-  furnitureUnits,
-  layoutPage,
-  normaliseText,
-  type Line,
-  type TextItem,
-  type Unit,
-} from './pdf/layout.ts';
+import { fontStats } from './pdf/font-stats.ts';
+import { findFurniture, furnitureUnits } from './pdf/furniture.ts';
+import { layoutPage } from './pdf/layout.ts';
+import { type Line, type TextItem, buildLines, normaliseText } from './pdf/lines.ts';
+import type { Unit } from './pdf/units.ts';
 import type { BlockItem, DocumentBlock, ParsedDocument, ParseOptions } from './types.ts';
 import { DocumentError } from '../errors.ts';
 

@@ -8,7 +8,7 @@
 // ParseOptions.pages) = each slide's markdown.
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
-import { collectStyles, inline, listItems, type OdfCtx, tableRows } from './odt.ts';
+import { inline, listItems, type OdfCtx, openOdf, tableRows } from './odt.ts';
 import { compact, coreProperties, mainPart, odfMetadata, open, readRels, readXml, type Rel, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, descendants, escapeHtml, kid, kids, local, relAttr, textOf } from './xml.ts';
@@ -225,13 +225,7 @@ function odpFrames(container: Element, ctx: OdfCtx, slide: { title: string }): s
 }
 
 export async function parseOdp(bytes: Uint8Array, opts: ParseOptions = {}): Promise<ParsedDocument> {
-  const zip = open(bytes, 'ODP', opts);
-  if (!zip.has('content.xml')) throw new DocumentError('DOCUMENT_CORRUPT', 'ODP has no content.xml');
-  const content = await readXml(zip, 'content.xml');
-  const ctx: OdfCtx = { styles: new Map(), listStyles: new Map(), notes: [] };
-  await collectStyles(zip, ctx, [content]);
-  const presentation = descendant(content, 'presentation');
-  if (!presentation) throw new DocumentError('DOCUMENT_CORRUPT', 'ODP has no office:presentation body');
+  const { zip, ctx, body: presentation } = await openOdf(bytes, 'ODP', 'presentation', opts);
   const slides: SlideContent[] = [];
   for (const page of kids(presentation, 'page')) {
     throwIfAborted(opts.signal);

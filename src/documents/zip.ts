@@ -12,6 +12,7 @@
 //   openZip() reports those as DOCUMENT_ENCRYPTED too.
 import { Inflate } from 'fflate';
 import { crc32 } from 'node:zlib';
+import { bomOf, decodeText } from './charset.ts';
 import { DocumentError } from '../errors.ts';
 
 export const DEFAULT_MAX_UNPACKED_BYTES = 200 * 1024 * 1024;
@@ -261,7 +262,7 @@ export class ZipArchive {
   }
 
   async readText(name: string): Promise<string> {
-    return decodeText(await this.readBytes(name));
+    return decodeText(await this.readBytes(name), '', false, 'file').text;
   }
 
   /** Streams an entry as text (UTF-8, or UTF-16 with a BOM) to `onText`. */
@@ -272,7 +273,7 @@ export class ZipArchive {
       if (!decoder) {
         const h: Uint8Array = concat(head!, c);
         if (h.length < 2) return void (head = h);
-        decoder = new TextDecoder(h[0] === 0xff && h[1] === 0xfe ? 'utf-16le' : h[0] === 0xfe && h[1] === 0xff ? 'utf-16be' : 'utf-8');
+        decoder = new TextDecoder(bomOf(h)?.encoding ?? 'utf-8');
         head = null;
         onText(decoder.decode(h, { stream: true }));
         return;
@@ -307,13 +308,6 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 async function yieldNow(signal: AbortSignal | undefined): Promise<void> {
   await new Promise((r) => setImmediate(r));
   throwIfAborted(signal);
-}
-
-/** UTF-8 (BOM dropped) or UTF-16 LE/BE by BOM. Invalid sequences become U+FFFD. */
-export function decodeText(b: Uint8Array): string {
-  if (b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) return new TextDecoder('utf-16le').decode(b);
-  if (b.length >= 2 && b[0] === 0xfe && b[1] === 0xff) return new TextDecoder('utf-16be').decode(b);
-  return new TextDecoder('utf-8').decode(b); // drops a UTF-8 BOM
 }
 
 /**

@@ -46,7 +46,7 @@ import { type JsonSchema, checkJsonSchema } from '../llm/json.ts';
 import { DEFAULT_PAGE_TOKEN_BUDGET, truncateToBudget } from '../llm/prompts.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import type { Scraper } from '../scrape/scrape.ts';
-import type { Db, Queryable } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db-types.ts';
 import { updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';

@@ -6,12 +6,12 @@
 // terms count towards its score at half weight. Markdown inline syntax is unwrapped (links keep
 // their text, images their alt text).
 // Tokens: lowercase, accents folded (NFD, marks removed), split on non-alphanumerics, a small
-// English stopword list removed, light stemming (ies→y, sses→ss, plural s, ing, ed, doubled
-// final consonant after ing/ed).
+// English stopword list removed, light stemming (./stem.ts).
 // BM25: k1 = 1.2, b = 0.75, idf = ln(1 + (N − df + 0.5) / (df + 0.5)).
 // Confidence of an answer: the share of the question's idf weight that the chosen passage
 // covers (0…1), rounded to 2 decimals; 0 and an empty answer when no passage shares a term.
 // Same input → same output.
+import { STOPWORDS, stem } from './stem.ts';
 
 export interface Passage {
   /** Position in the page (0-based, in page order). */
@@ -34,11 +34,6 @@ export interface Answer {
   passages: ScoredPassage[];
 }
 
-const STOPWORDS = new Set(
-  ('a an and are as at be but by for from has have how i if in into is it its of on or that the their there these this those to was were what when where which who whom why will with you your ' +
-    'do does did can could should would may might about over than then them they we our us he she his her him not no so such very just also any all each more most other some').split(' '),
-);
-
 /** Lowercase, accent-folded, stopword-free, lightly stemmed terms of a text. */
 export function tokenize(text: string): string[] {
   const folded = text
@@ -51,24 +46,6 @@ export function tokenize(text: string): string[] {
     out.push(stem(w));
   }
   return out;
-}
-
-export function stem(w: string): string {
-  if (w.length <= 3 || /\d/.test(w)) return w;
-  let s = w;
-  if (s.endsWith('ies') && s.length > 4) s = s.slice(0, -3) + 'y';
-  else if (s.endsWith('sses')) s = s.slice(0, -2);
-  else if (s.endsWith('s') && !s.endsWith('ss') && !s.endsWith('us') && !s.endsWith('is')) s = s.slice(0, -1);
-  let cut = false;
-  if (s.endsWith('ing') && s.length > 5) {
-    s = s.slice(0, -3);
-    cut = true;
-  } else if (s.endsWith('ed') && s.length > 4) {
-    s = s.slice(0, -2);
-    cut = true;
-  }
-  if (cut && /([^aeiouls])\1$/.test(s)) s = s.slice(0, -1);
-  return s;
 }
 
 /** Markdown inline syntax → plain text. */

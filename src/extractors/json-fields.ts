@@ -21,11 +21,10 @@
 // Never invents: an unfilled property is absent, or null when its schema allows null. The
 // result is validated with ajv; a value that fails its schema is removed (and listed in
 // missing) until the data validates (required-property errors aside).
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { AnyNode, Document, Element } from 'domhandler';
 import { isTag } from 'domhandler';
 import { textContent } from 'domutils';
+import { compileJsonSchema } from '../contract/json-schema.ts';
 import { availabilityOf, parseAmount } from './product.ts';
 import { type Properties, type StructuredData, asList, asText, isObj } from './structured-data.ts';
 
@@ -528,16 +527,6 @@ function rowsFromLists(page: Page, key: string, itemSchema: JsonSchema, root: Js
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-let ajv: Ajv | undefined;
-
-function validator(): Ajv {
-  if (!ajv) {
-    ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
-    (addFormats as unknown as (a: Ajv) => void)(ajv);
-  }
-  return ajv;
-}
-
 function removeAt(data: unknown, pointer: string): boolean {
   const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (!parts.length) return false;
@@ -565,7 +554,7 @@ export function fillJsonSchema(input: JsonFieldsInput): JsonFieldsResult {
   // Validate and drop what does not fit.
   let validate;
   try {
-    validate = validator().compile(schema);
+    validate = compileJsonSchema(schema);
   } catch {
     validate = undefined;
   }

@@ -36,7 +36,7 @@
 import { createHash } from 'node:crypto';
 import { PgBoss, type ConstructorOptions, type Db as BossDb, type JobAttempt, type JobInsert, type QueuePolicy } from 'pg-boss';
 import type { Config } from '../config.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 
 /** The logger methods the queue uses (pino's and Fastify's loggers fit). */
 export interface Log {

@@ -5,7 +5,7 @@
 // (createQueue is idempotent), registers its handlers with work() (a no-op in a process without
 // workers) and its schedules; it must not assume it runs in only one process.
 import type { Config } from '../config.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { deleteExpiredFiles } from '../store/files.ts';
 import { vacuumEmbedded } from '../store/maintenance.ts';
 import { registerCrawlJobs } from '../crawl/crawler.ts';

@@ -24,7 +24,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { request } from 'undici';
 import { webhookEvents } from '../contract/crawl.ts';
 import { createGuardedAgent } from '../net/ssrf.ts';
-import type { Db, Queryable } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db-types.ts';
 import type { Job, JobQueue, Log } from './queue.ts';
 import type { JobContext } from './registrations.ts';
 

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { openStore } from '../service.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { type JobQueue, jobQueueFromConfig, type Log } from './queue.ts';
 import { createScrapeStack } from '../scrape/stack.ts';
 import { type JobRegistration, registerJobs } from './registrations.ts';

@@ -1,55 +1,24 @@
-// Reading a model's JSON reply and checking it against the caller's JSON Schema (ajv, with
-// formats). Compiled validators are cached by the schema's hash: a crawl extracts with the same
-// schema on every page.
-import { createHash } from 'node:crypto';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+// Reading a model's JSON reply and checking it against the caller's JSON Schema (compiled by
+// src/contract/json-schema.ts).
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { compileJsonSchema } from '../contract/json-schema.ts';
 import { LlmInvalidSchemaError } from '../errors.ts';
-
-// ajv-formats is CommonJS with a default export: Node hands us module.exports, TypeScript the namespace.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
-
-// strict: false: callers' schemas come from the wild (unknown keywords, `title` everywhere, etc.).
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: true }));
-
-const CACHE_MAX = 200;
-const validators = new Map<string, ValidateFunction>();
 
 export type JsonSchema = Record<string, unknown>;
 
 /** Any JSON object: what extractJson asks for without a schema. */
 const anyObject: JsonSchema = { type: 'object' };
 
-function schemaHash(schema: JsonSchema): string {
-  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
-}
-
 /**
  * The compiled validator of `schema` (undefined: any JSON object), from the cache when seen
  * before. A schema ajv cannot compile is an LlmInvalidSchemaError.
  */
 export function compileSchema(schema: JsonSchema | undefined): ValidateFunction {
-  const s = schema ?? anyObject;
-  const key = schemaHash(s);
-  const hit = validators.get(key);
-  if (hit) {
-    // Refresh its place: the map's order is the eviction order.
-    validators.delete(key);
-    validators.set(key, hit);
-    return hit;
-  }
-  let validate: ValidateFunction;
   try {
-    // `$schema` names a draft ajv may not have loaded (2019-09, 2020-12); the keywords callers use
-    // for extraction are the same in all of them. `$id` would clash between two compiles.
-    const { $schema: _draft, $id: _id, ...body } = s;
-    validate = ajv.compile(body);
+    return compileJsonSchema(schema ?? anyObject);
   } catch (err) {
     throw new LlmInvalidSchemaError((err as Error).message);
   }
-  validators.set(key, validate);
-  if (validators.size > CACHE_MAX) validators.delete(validators.keys().next().value as string);
-  return validate;
 }
 
 /** Why `schema` is not a usable JSON Schema, or null when it is (for request validation). */

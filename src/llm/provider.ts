@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config.ts';
-import type { Queryable } from '../store/db.ts';
+import type { Queryable } from '../store/db-types.ts';
 import { recordTokens } from '../store/usage.ts';
 import { type JsonSchema, checkReply, compileSchema } from './json.ts';
 import { LlmInvalidOutputError, LlmRateLimitedError, LlmTimeoutError, LlmUnavailableError, LlmUpstreamError } from '../errors.ts';

@@ -189,6 +189,26 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
   return formats;
 }
 
+/** Pushes an issue for each invalid CSS selector: includeTags, excludeTags, the attributes format's. */
+export function checkSelectors(
+  prefix: string,
+  tags: { includeTags?: string[]; excludeTags?: string[] },
+  formats: FormatPlan,
+  issues: Issue[],
+): void {
+  const selectors: [string, string[] | undefined][] = [
+    [`${prefix}.includeTags`, tags.includeTags],
+    [`${prefix}.excludeTags`, tags.excludeTags],
+    [`${prefix}.formats.attributes.selectors`, formats.attributes?.map((a) => a.selector)],
+  ];
+  for (const [path, list] of selectors) {
+    list?.forEach((selector, i) => {
+      const problem = selectorProblem(selector);
+      if (problem) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector (${problem})` });
+    });
+  }
+}
+
 export function planScrape(req: ScrapeRequest): ScrapePlan {
   const issues: Issue[] = [];
   const formats = planFormats(req.formats ?? ['markdown'], 'body.formats', issues);
@@ -222,17 +242,7 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     // Both read only the cache; lockdown's own semantics (and billing) win.
     issues.push({ path: 'body.minAge', message: 'minAge cannot be combined with lockdown' });
   }
-  const selectors: [string, string[] | undefined][] = [
-    ['body.includeTags', req.includeTags],
-    ['body.excludeTags', req.excludeTags],
-    ['body.formats.attributes.selectors', formats.attributes?.map((a) => a.selector)],
-  ];
-  for (const [path, list] of selectors) {
-    list?.forEach((selector, i) => {
-      const problem = selectorProblem(selector);
-      if (problem) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector (${problem})` });
-    });
-  }
+  checkSelectors('body', req, formats, issues);
   if (issues.length) {
     throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   }

@@ -8,7 +8,7 @@ import { RobotsCache } from '../crawl/robots.ts';
 import { SitemapReader } from '../crawl/sitemap.ts';
 import { TeamConcurrency } from './team-concurrency.ts';
 import { LlmProvider } from '../llm/provider.ts';
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/db-types.ts';
 import { BrowserEngine } from './engines/browser.ts';
 import { HttpEngine } from './engines/http.ts';
 import { isExecutable } from './media/ffmpeg.ts';

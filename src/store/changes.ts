@@ -3,7 +3,7 @@
 // a single upsert: the row is locked while the old values move to prev_* and the new ones take
 // their place, so two scrapes of one key at once form a chain (the second sees the first) instead
 // of both seeing the same predecessor.
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export interface ChangeSnapshot {
   markdown: string;

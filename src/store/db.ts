@@ -5,42 +5,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Pool, PoolClient } from 'pg';
+import type { Db, Queryable } from './db-types.ts';
 import { openPgliteThread } from './pglite/client.ts';
 import { createPgliteDir } from './pglite/template.ts';
-
-export interface QueryResult<T> {
-  rows: T[];
-  rowCount: number;
-}
-
-/** What a query runs on: the database itself or an open transaction. */
-export interface Queryable {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
-  /** Several statements without parameters (migrations). */
-  exec(sql: string): Promise<void>;
-}
-
-export interface Db extends Queryable {
-  readonly kind: 'pglite' | 'postgres';
-  /**
-   * Several statements without parameters, like exec, returning the rows of every statement in
-   * order (the job queue's PGlite adapter needs a RETURNING in the middle of a BEGIN…COMMIT).
-   */
-  execRows(sql: string): Promise<Record<string, unknown>[][]>;
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
-
-export class DataDirLockedError extends Error {
-  readonly code = 'DATA_DIR_LOCKED';
-  constructor(dir: string, pid: number) {
-    super(
-      `The data directory ${dir} is in use by process ${pid} (an embedded PGlite database allows one process). ` +
-        'Stop that process first, or point DATABASE_URL at a Postgres server to share data between processes.',
-    );
-    this.name = 'DataDirLockedError';
-  }
-}
+import { DataDirLockedError } from '../errors.ts';
 
 export interface OpenDbOptions {
   dataDir: string;

@@ -5,7 +5,7 @@
 // before migration 13 keep their bytes in stored_files.data and are read through the same calls.
 import { randomBytes } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export const CHUNK_BYTES = 1 << 20;
 /** Chunks read per statement when streaming a file. */

@@ -2,7 +2,7 @@
 // a key claims it, then records the job it created; a repeat gets that job back instead of
 // starting another. Keys are kept 24 hours (removed by the crawl sweep).
 import { createHash } from 'node:crypto';
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 import { ConflictError } from '../errors.ts';
 
 /** How long a key is remembered. */

@@ -3,7 +3,7 @@
 // listing, concurrency and queue figures, and team scoping all read from here.
 import { randomUUID } from 'node:crypto';
 import type { JobEndpoint } from '../contract/common.ts';
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 
 export const jobStatuses = ['queued', 'active', 'completed', 'failed', 'cancelled'] as const;

@@ -1,6 +1,6 @@
 // Schema migrations, applied in order at start-up. Append new ones; never edit an applied one.
 // An advisory lock makes concurrent start-ups (several API and worker processes) apply each once.
-import type { Db } from './db.ts';
+import type { Db } from './db-types.ts';
 
 interface Migration {
   id: number;

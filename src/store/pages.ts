@@ -1,5 +1,5 @@
 // The page cache (raw responses by request variant) and stored scrape documents.
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export interface CachedPage {
   url: string;

@@ -1,7 +1,7 @@
 // Named browser profiles: a team's persistent browser storage (cookies, localStorage, IndexedDB)
 // as one JSON document. A save replaces the whole state in one statement, so concurrent writers
 // never interleave: the last complete state wins and `version` counts the saves.
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export interface BrowserProfile {
   state: unknown;

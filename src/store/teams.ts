@@ -1,6 +1,6 @@
 // Teams and their API keys. Keys are shown once at creation and stored only as SHA-256 digests.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export interface Team {
   id: string;

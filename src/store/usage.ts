@@ -1,5 +1,5 @@
 // Credit and LLM-token ledgers: append-only rows per job, summed per team, key and month.
-import type { Queryable } from './db.ts';
+import type { Queryable } from './db-types.ts';
 
 export type UsageKind = 'credits' | 'tokens';
 

@@ -23,7 +23,7 @@ import { TeamConcurrency } from '../../src/scrape/team-concurrency.ts';
 import { HttpEngine } from '../../src/scrape/engines/http.ts';
 import { isExecutable } from '../../src/scrape/media/ffmpeg.ts';
 import { Scraper } from '../../src/scrape/scrape.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db-types.ts';
 import { type FixtureSite, buildMediaFixtures, mediaClips, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
 

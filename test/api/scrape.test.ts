@@ -17,7 +17,7 @@ import { scrapeRequest } from '../../src/contract/scrape.ts';
 import { TeamConcurrency } from '../../src/scrape/team-concurrency.ts';
 import { DESKTOP_USER_AGENT, HttpEngine } from '../../src/scrape/engines/http.ts';
 import { Scraper } from '../../src/scrape/scrape.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db-types.ts';
 import { createApiKey, ensureTeam, setCreditQuota } from '../../src/store/teams.ts';
 import { type FixtureSite, articles, charsetTexts, homeText, piiText, startFixtureSite } from '../fixtures/site/index.ts';
 import { DATA_URI_PNG, articlePage } from '../fixtures/site/pages.ts';

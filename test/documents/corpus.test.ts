@@ -46,7 +46,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { detectDocumentKind, parseDocument } from '../../src/documents/index.ts';
+import { parseDocument } from '../../src/documents/index.ts';
 import type { DocumentKind } from '../../src/documents/types.ts';
 import {
   buildCsv,
@@ -69,6 +69,7 @@ import {
   buildTextPdf,
 } from '../fixtures/site/documents.ts';
 import { buildArticlePdf, buildFurniturePdf, buildHyphenPdf, buildListPdf, buildTablePdf } from './pdf-fixtures.ts';
+import { detectDocumentKind } from '../../src/documents/detect.ts';
 
 const dir = new URL('./expected/', import.meta.url);
 const update = process.env.GLEANER_UPDATE_EXPECTED === '1';

@@ -2,10 +2,11 @@
 // content, and large sheets (row cap with a warning, 20 sheets).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { detectDocument, detectDocumentKind, parseDocument, requireDocumentKind } from '../../src/documents/index.ts';
+import { parseDocument } from '../../src/documents/index.ts';
 import { ZipArchive } from '../../src/documents/zip.ts';
 import { buildDocx, buildLargeXlsx, buildPng, buildReportXlsx, writeZip } from '../fixtures/site/documents.ts';
 import { DocumentError } from '../../src/errors.ts';
+import { detectDocument, detectDocumentKind, requireDocumentKind } from '../../src/documents/detect.ts';
 
 const code = (c: string) => (err: unknown) => err instanceof DocumentError && err.code === c;
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerQuestion, highlights, highlightsText, splitPassages, stem, tokenize } from '../../src/extractors/bm25.ts';
+import { answerQuestion, highlights, highlightsText, splitPassages, tokenize } from '../../src/extractors/bm25.ts';
+import { stem } from '../../src/extractors/stem.ts';
 
 const md = `# Acme Widget
 

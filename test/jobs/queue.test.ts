@@ -11,7 +11,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { type Job, JobQueue, type JobQueueOptions } from '../../src/jobs/queue.ts';
 import { openStore } from '../../src/service.ts';
-import type { Db } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db-types.ts';
 import { startTestService, storeKinds, testEnv, type StoreKind } from '../helpers/service.ts';
 
 const root = new URL('../../', import.meta.url).pathname;

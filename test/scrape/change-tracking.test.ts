@@ -12,7 +12,8 @@ import {
   urlKeyForChanges,
 } from '../../src/scrape/formats/change-tracking.ts';
 import { readSnapshot, recordSnapshot } from '../../src/store/changes.ts';
-import { type Db, openDb } from '../../src/store/db.ts';
+import { openDb } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db-types.ts';
 import { migrate } from '../../src/store/migrations.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
 import { storeKinds, testEnv } from '../helpers/service.ts';

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { parseDocument } from 'htmlparser2';
 import { extractStructuredData } from '../../src/extractors/structured-data.ts';
 import { type MediaCandidate, candidatesFor, directMedia, discoverMedia, isMediaFile } from '../../src/scrape/media/discover.ts';
-import { sniffMedia } from '../../src/scrape/media/sniff.ts';
+import { sniffMedia } from '../../src/documents/sniff.ts';
 
 const BASE = 'https://example.test/watch/page.html';
 

@@ -4,7 +4,8 @@
 // Dates, and a transaction that holds the database until it ends.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Db, openDb } from '../../src/store/db.ts';
+import { openDb } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db-types.ts';
 import { vacuumEmbedded } from '../../src/store/maintenance.ts';
 import { storeKinds, testEnv } from '../helpers/service.ts';
 

@@ -8,7 +8,7 @@ import { batchScrapeRequest, batchScrapeStarted } from '../../contract/batch.ts'
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { crawlCancelled, crawlErrors, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { statusStream } from '../status-stream.ts';
 import { BadRequestError, describeErrorCodes } from '../../errors.ts';
 

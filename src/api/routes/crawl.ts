@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { crawlActive, crawlCancelled, crawlErrors, crawlRequest, crawlStarted, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { describeErrorCodes } from '../../errors.ts';
 import { statusStream } from '../status-stream.ts';
 

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { readFileBytes, readFileInfo } from '../../store/files.ts';
 import { NotFoundError, describeErrorCodes } from '../../errors.ts';
 

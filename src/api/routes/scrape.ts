@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { type ScrapeDocument, scrapeRequest, scrapeResponse } from '../../contract/scrape.ts';
 import type { Scraper } from '../../scrape/scrape.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { getTeamJob } from '../../store/jobs.ts';
 import { readScrapeResult } from '../../store/pages.ts';
 import { NotFoundError, describeErrorCodes } from '../../errors.ts';

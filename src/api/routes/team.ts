@@ -15,7 +15,7 @@ import {
   tokenUsageHistoricalResponse,
   tokenUsageResponse,
 } from '../../contract/team.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db } from '../../store/db-types.ts';
 import { countTeamJobs, listActivity } from '../../store/jobs.ts';
 import { type MonthlyUsage, type UsageKind, monthlyUsage, usageSince } from '../../store/usage.ts';
 import { BadRequestError } from '../../errors.ts';

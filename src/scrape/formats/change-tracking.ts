@@ -31,7 +31,7 @@
 // MAX_EDIT_DISTANCE inserted plus deleted lines, and the middle is reported as replaced whole (a
 // valid diff, only not minimal).
 import { urlKey } from '../../crawl/url.ts';
-import type { Queryable } from '../../store/db.ts';
+import type { Queryable } from '../../store/db-types.ts';
 import { type ChangeSnapshot, recordSnapshot } from '../../store/changes.ts';
 import { normaliseUrl } from '../cache-key.ts';
 

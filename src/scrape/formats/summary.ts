@@ -11,7 +11,8 @@
 //    sentence opener such as "The" or "It"), decimals (3.14) and ellipses (a boundary only before a
 //    capital).
 // 3. Scoring: the sum, over a sentence's distinct content terms (English stopwords removed, light
-//    suffix stemming), of each term's frequency in the document relative to the most frequent one,
+//    suffix stemming; src/extractors/stem.ts), of each term's frequency in the document relative
+//    to the most frequent one,
 //    divided by √(content terms) so long sentences are not favoured for length alone; × a position
 //    bonus decaying over the first ten sentences (+25% for the first) and +5% for a paragraph's
 //    first sentence; × a length factor (under 5 words ×0.3, under 8 ×0.7, over 45 words
@@ -24,6 +25,7 @@
 //    one is cut at a word boundary and ends with "…".
 //
 // Same input and options → same output. Input with fewer than three words → ''.
+import { PROSE_STOPWORDS, stem } from '../../extractors/stem.ts';
 
 export interface SummaryOptions {
   /** Most sentences in the summary (default 5). */
@@ -213,33 +215,6 @@ function isBoundary(before: string, punct: string, next: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Terms
 
-const STOPWORDS = new Set(
-  (
-    'a about above after again against all almost also although always am among an and another any anyone anything are ' +
-    "aren't around as at be became because become been before being below between both but by can can't cannot could " +
-    "couldn't did didn't do does doesn't doing don't done down during each either else enough etc even ever every few for " +
-    "from further get gets got had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him " +
-    "himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just least less let's like " +
-    "made make many may me might more most much must mustn't my myself near neither never new no nor not now of off often " +
-    "on once one only or other others otherwise ought our ours ourselves out over own per perhaps quite rather really " +
-    "same several shall shan't she she'd she'll she's should shouldn't since so some something still such than that " +
-    "that's the their theirs them themselves then there there's these they they'd they'll they're they've this those " +
-    'though through thus to too toward towards under until up upon us use used using very via was wasn\'t we we\'d we\'ll ' +
-    "we're we've well were weren't what what's whatever when when's where where's whether which while who who's whom " +
-    "whose why why's will with within without won't would wouldn't yes yet you you'd you'll you're you've your yours " +
-    'yourself yourselves said says say'
-  ).split(' '),
-);
-
-function stem(w: string): string {
-  if (w.length > 4 && w.endsWith('ies')) return w.slice(0, -3) + 'y';
-  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3);
-  if (w.length > 4 && w.endsWith('ed') && !w.endsWith('eed')) return w.slice(0, -2);
-  if (w.length > 4 && /(?:ss|x|z|ch|sh)es$/.test(w)) return w.slice(0, -2);
-  if (w.length > 3 && w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) return w.slice(0, -1);
-  return w;
-}
-
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
 
 function words(s: string): string[] {
@@ -251,7 +226,7 @@ function terms(s: string): string[] {
   const out: string[] = [];
   for (const w of words(s)) {
     const lw = w.toLowerCase().replace(/’/g, "'");
-    if (lw.length < 2 || STOPWORDS.has(lw) || /^\d+$/.test(lw)) continue;
+    if (lw.length < 2 || PROSE_STOPWORDS.has(lw) || /^\d+$/.test(lw)) continue;
     out.push(stem(lw.replace(/'s$/, '')));
   }
   return out;

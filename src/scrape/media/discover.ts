@@ -7,7 +7,7 @@
 import { selectAll } from 'css-select';
 import type { AnyNode, Document, Element } from 'domhandler';
 import { type StructuredData, asList, findByType, isObj } from '../../extractors/structured-data.ts';
-import { sniffMedia } from './sniff.ts';
+import { sniffMedia } from '../../documents/sniff.ts';
 
 /** What the page says the media is. */
 export type MediaTrack = 'video' | 'audio';

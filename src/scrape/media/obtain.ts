@@ -2,7 +2,7 @@
 // DASH stream has its manifest read, its best rendition chosen (highest bandwidth; alternative
 // audio with it), every segment downloaded in order (the size cap counts them all) and
 // concatenated, and the result remuxed without re-encoding into an MP4. What a URL is, is decided
-// by its bytes (#EXTM3U, <MPD>: src/scrape/media/sniff.ts), not by what the page said.
+// by its bytes (#EXTM3U, <MPD>: src/documents/sniff.ts), not by what the page said.
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DashUnsupported, parseMpd } from './dash.ts';
@@ -10,7 +10,7 @@ import type { MediaCandidate } from './discover.ts';
 import type { MediaDownloader } from './download.ts';
 import { type Ffmpeg, FfmpegFailed, FfmpegOutputTooLarge } from './ffmpeg.ts';
 import { HlsUnsupported, type HlsMedia, audioRendition, bestVariant, parsePlaylist } from './hls.ts';
-import { SNIFF_BYTES, sniffMedia } from './sniff.ts';
+import { SNIFF_BYTES, sniffMedia } from '../../documents/sniff.ts';
 import { MediaTooLargeError, MediaUnsupportedError } from '../../errors.ts';
 
 /** Which tracks are needed: the video format needs everything; audio alone may skip video renditions. */

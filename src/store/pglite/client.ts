@@ -3,7 +3,8 @@
 // them (~0.3 ms each at least, ~2 ms per 200 KB value); on the service's own thread that was a
 // third of a scrape and half of a crawl's event loop. Here the event loop only posts messages.
 import { Worker } from 'node:worker_threads';
-import type { Db, Queryable, QueryResult } from '../db.ts';
+import type { Db, Queryable, QueryResult } from '../db-types.ts';
+import { PgliteThreadError } from '../../errors.ts';
 
 export type DbRequest =
   /** `utf8`: indexes of params sent as UTF-8 bytes instead of a large string (see toThread). */
@@ -24,14 +25,6 @@ export interface SerializedDbError {
 export type DbReply = { id: number; result?: unknown; error?: SerializedDbError };
 
 type Call = { [K in DbRequest['op']]: Omit<Extract<DbRequest, { op: K }>, 'id'> }[DbRequest['op']];
-
-export class PgliteThreadError extends Error {
-  readonly code = 'PGLITE_THREAD_STOPPED';
-  constructor(reason: string) {
-    super(`The embedded database thread stopped: ${reason}`);
-    this.name = 'PgliteThreadError';
-  }
-}
 
 const WORKER_URL = new URL('./thread.ts', import.meta.url);
 

@@ -1,13 +1,44 @@
-// What a body is by its first bytes: a streaming manifest (#EXTM3U, an <MPD> root) or a media
-// file (MP4/QuickTime `ftyp`, WebM/Matroska EBML header, MPEG-TS sync bytes, MP3 ID3 tag or MPEG
-// audio frame sync, Ogg, FLAC, WAVE/AVI), or neither. Used for what a media URL answered, and for
-// a scrape URL served under a type that says nothing (application/octet-stream).
+// What bytes are by their first bytes, in one place for every classifier (src/documents/detect.ts,
+// the media formats): the PDF header, a zip container, an HTML start, a streaming manifest (#EXTM3U,
+// an <MPD> root) or a media file (MP4/QuickTime `ftyp`, WebM/Matroska EBML header, MPEG-TS sync
+// bytes, MP3 ID3 tag or MPEG audio frame sync, Ogg, FLAC, WAVE/AVI).
+
+/** A PDF: `%PDF` first, or the `%PDF-` header within the first 1024 bytes (readers allow junk before it). */
+export function hasPdfHeader(b: Uint8Array): boolean {
+  if (b.length >= 4 && b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46) return true;
+  return b.length > 5 && Buffer.from(b.subarray(0, 1024)).toString('latin1').includes('%PDF-');
+}
+
+/** A zip container (a local file header, or the end record of an empty archive): OOXML, ODF, EPUB. */
+export function isZip(b: Uint8Array): boolean {
+  return b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && ((b[2] === 0x03 && b[3] === 0x04) || (b[2] === 0x05 && b[3] === 0x06));
+}
+
+/**
+ * HTML by the start of a text (trimmed, lower-cased): `document` when it begins as an HTML document
+ * (doctype, <html>, or a typical first element) or has an <html> tag; `fragment` when only HTML
+ * elements appear (markdown may carry these: document detection wants `document`).
+ */
+export function sniffHtml(head: string): 'document' | 'fragment' | undefined {
+  if (
+    /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<!doctype html|^<html[\s>]|^<(head|body|meta|title|div|p|h1|table)[\s>]/.test(head) ||
+    /<html[\s>]/.test(head)
+  ) {
+    return 'document';
+  }
+  if (head.startsWith('<html') || /<(head|body|title|div|p)[\s>]/.test(head)) return 'fragment';
+  return undefined;
+}
 
 export type Sniffed = { kind: 'hls' | 'dash' } | { kind: 'file'; track: 'video' | 'audio' };
 
 /** The bytes to read before deciding: two MPEG-TS packets, an MPD's XML prolog and comments. */
 export const SNIFF_BYTES = 1024;
 
+/**
+ * A streaming manifest or a media file, and its track: for what a media URL answered, and for a
+ * scrape URL served under a type that says nothing (application/octet-stream).
+ */
 export function sniffMedia(head: Buffer): Sniffed | undefined {
   const b = head.subarray(0, SNIFF_BYTES);
   const text = b.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
