@@ -73,8 +73,9 @@ import { Frontier } from './frontier.ts';
 import { Politeness } from './politeness.ts';
 import { RobotsCache } from './robots.ts';
 import { SitemapReader } from './sitemap.ts';
-import { UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
+import { UrlScope, looksLikePage } from './url.ts';
 import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
+import { normalizeUrl, urlKey } from '../net/url-key.ts';
 
 export const SEED_QUEUE = 'crawl-seed';
 /** Retries of the sitemap seed job. */

@@ -39,7 +39,7 @@ import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, type ExtractRequest, type ExtractStatus } from '../contract/extract.ts';
 import { type ScrapeDocument, type ScrapeRequest, targetUrl } from '../contract/scrape.ts';
 import { Mapper } from '../crawl/map.ts';
-import { looksLikePage, normalizeUrl, urlKey } from '../crawl/url.ts';
+import { looksLikePage } from '../crawl/url.ts';
 import { fillJsonSchema } from '../extractors/json-fields.ts';
 import { type StructuredData, extractStructuredData } from '../extractors/structured-data.ts';
 import { type JsonSchema, checkJsonSchema } from '../llm/json.ts';
@@ -52,6 +52,7 @@ import type { Caller } from '../store/teams.ts';
 import type { Job, JobQueue, Log } from '../jobs/queue.ts';
 import type { JobContext } from '../jobs/registrations.ts';
 import { ApiError, BadRequestError, LlmError, NotFoundError } from '../errors.ts';
+import { normalizeUrl, urlKey } from '../net/url-key.ts';
 
 export const EXTRACT_QUEUE = 'extract';
 const SWEEP_QUEUE = 'sweep-extracts';
