@@ -23,7 +23,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ScrapeDocument } from '../contract/scrape.ts';
-import { type CrawlKind, type CrawlStatus, type Crawler, STATUS_MAX_BYTES } from '../crawl/crawler.ts';
+import type { Crawler } from '../crawl/crawler.ts';
+import type { CrawlKind } from '../crawl/crawl-row.ts';
+import { type CrawlStatus, STATUS_MAX_BYTES } from '../crawl/crawl-state.ts';
 import type { Db } from '../store/db.ts';
 import { ApiError } from '../errors.ts';
 

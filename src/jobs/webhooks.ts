@@ -26,7 +26,7 @@ import { webhookEvents } from '../contract/crawl.ts';
 import { createGuardedAgent } from '../net/ssrf.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import type { Job, JobQueue, Log } from './queue.ts';
-import type { JobContext } from './registrations.ts';
+import type { JobContext } from './job-context.ts';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
 /** How long one attempt may take. */

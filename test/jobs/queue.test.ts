@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { type Job, JobQueue, type JobQueueOptions } from '../../src/jobs/queue.ts';
-import { openStore } from '../../src/service.ts';
 import type { Db } from '../../src/store/db.ts';
 import { startTestService, storeKinds, testEnv, type StoreKind } from '../helpers/service.ts';
+import { openStore } from '../../src/runtime.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
