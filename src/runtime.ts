@@ -5,11 +5,12 @@ import type { Config } from './config.ts';
 import { type SiteFiles, createSiteFiles } from './crawl/site-files.ts';
 import { jobRegistrations } from './job-registrations.ts';
 import { type JobRegistration, registerJobs } from './jobs/job-context.ts';
-import { type JobQueue, type Log, jobQueueFromConfig } from './jobs/queue.ts';
+import { type JobQueue, jobQueueFromConfig } from './jobs/queue.ts';
 import { type ScrapeStack, createScrapeStack } from './scrape/stack.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrate } from './store/migrations.ts';
 import { ensureApiKey, ensureTeam } from './store/teams.ts';
+import type { Log } from './jobs/log.ts';
 
 /** The database opened and migrated, with the configured API key ensured. */
 export async function openStore(config: Config): Promise<Db> {

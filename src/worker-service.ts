@@ -4,9 +4,10 @@
 import pino from 'pino';
 import type { Config } from './config.ts';
 import type { JobRegistration } from './jobs/job-context.ts';
-import type { JobQueue, Log } from './jobs/queue.ts';
+import { type JobQueue } from './jobs/queue.ts';
 import { openProcess, startJobs } from './runtime.ts';
 import type { Db } from './store/db.ts';
+import type { Log } from './jobs/log.ts';
 
 export class WorkerConfigError extends Error {
   override name = 'WorkerConfigError';

@@ -2,12 +2,13 @@
 // events queued as the crawl goes, and page events a dead process left unqueued queued again
 // (the record statement marks pages whose event is due: crawl_pages.event_pending).
 import type { CrawlRequest } from '../contract/crawl.ts';
-import type { JobQueue, Log } from '../jobs/queue.ts';
+import { type JobQueue } from '../jobs/queue.ts';
 import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, wantsEvent, webhookEvents } from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import type { Db } from '../store/db.ts';
 import type { CrawlRow } from './crawl-row.ts';
 import { refuse } from './refuse.ts';
+import type { Log } from '../jobs/log.ts';
 
 export interface CrawlEventsDeps {
   db: Db;

@@ -4,7 +4,7 @@
 import { createBillableJob } from '../billing/credits.ts';
 import type { BatchScrapeRequest } from '../contract/batch.ts';
 import type { CrawlRequest } from '../contract/crawl.ts';
-import type { Job, JobQueue, Log } from '../jobs/queue.ts';
+import { type JobQueue } from '../jobs/queue.ts';
 import { normalizeUrl } from '../net/url-key.ts';
 import type { Scraper } from '../scrape/scrape.ts';
 import type { Db } from '../store/db.ts';
@@ -23,6 +23,8 @@ import { refuse } from './refuse.ts';
 import type { RobotsCache } from './robots.ts';
 import { SEED_QUEUE, SitemapSeeder } from './sitemap-seed.ts';
 import type { SitemapReader } from './sitemap.ts';
+import type { Log } from '../jobs/log.ts';
+import type { Job } from '../jobs/job-runner.ts';
 
 
 export interface CrawlerDeps {

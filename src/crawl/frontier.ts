@@ -2,10 +2,10 @@
 // batch-scrape pages running (claimed by lease from crawl_pages, run, recorded in batches, leases
 // renewed, pages put back on stop). How and why: docs/design/crawl.md, "The frontier".
 import type { Db } from '../store/db.ts';
-import type { Log } from '../jobs/queue.ts';
 import type { CrawlRow } from './crawl-row.ts';
 import type { Settled } from './page-record.ts';
 import type { ClaimedPage, PageContext, PageOutcome } from './page-run.ts';
+import type { Log } from '../jobs/log.ts';
 
 const LEASE_MS = 30_000;
 const RENEW_MS = 10_000;

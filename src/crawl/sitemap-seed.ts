@@ -1,6 +1,5 @@
 // The 'crawl-seed' job: a crawl's sitemaps (`sitemap` include/only) read on the queue, their URLs
 // in scope admitted at depth 0, then seeding is over (the crawl may end).
-import type { Job, Log } from '../jobs/queue.ts';
 import { normalizeUrl } from '../net/url-key.ts';
 import type { Db } from '../store/db.ts';
 import { admit } from './admission.ts';
@@ -10,6 +9,8 @@ import { crawlKey, scopeOf } from './crawl-row.ts';
 import type { CrawlState } from './crawl-state.ts';
 import type { SitemapReader } from './sitemap.ts';
 import { looksLikePage } from './url.ts';
+import type { Log } from '../jobs/log.ts';
+import type { Job } from '../jobs/job-runner.ts';
 
 export const SEED_QUEUE = 'crawl-seed';
 /** Retries of the sitemap seed job. */

@@ -7,7 +7,6 @@ import { Mapper } from '../crawl/map.ts';
 import type { SiteFiles } from '../crawl/site-files.ts';
 import { looksLikePage } from '../crawl/url.ts';
 import type { JobContext } from '../jobs/job-context.ts';
-import type { Job, Log } from '../jobs/queue.ts';
 import { DEFAULT_PAGE_TOKEN_BUDGET, truncateToBudget } from '../llm/prompts.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import type { Scraper } from '../scrape/scrape.ts';
@@ -18,6 +17,8 @@ import { ApiError, LlmError } from '../errors.ts';
 import { EXTRACT_QUEUE, type ExtractRow, type StoredRequest, extractColumns, pageRequest } from './extract.ts';
 import { type ScrapedPage, fillOf, isEmpty, mergeFills } from './merge-fills.ts';
 import { globBase, selectPages } from './select-pages.ts';
+import type { Log } from '../jobs/log.ts';
+import type { Job } from '../jobs/job-runner.ts';
 
 const SWEEP_QUEUE = 'sweep-extracts';
 /** Retries of an extract job (a failure of the database, a shutdown) before it is recorded as failed. */

@@ -5,7 +5,8 @@
 import type { Config } from '../config.ts';
 import type { ScrapeStack } from '../scrape/stack.ts';
 import type { Db } from '../store/db.ts';
-import type { JobQueue, Log } from './queue.ts';
+import { type JobQueue } from './queue.ts';
+import type { Log } from './log.ts';
 
 export interface JobContext {
   queue: JobQueue;
