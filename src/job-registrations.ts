@@ -3,6 +3,7 @@
 // (src/runtime.ts): the API process (`npm start`, with embedded workers unless GLEANER_WORKERS=0)
 // and every `npm run worker`.
 import type { SiteFiles } from './crawl/site-files.ts';
+import { registerCrawlExpiry } from './crawl/crawl-expiry.ts';
 import { registerCrawlJobs } from './crawl/crawl-jobs.ts';
 import { registerExtractJobs } from './extract/job.ts';
 import type { JobContext, JobRegistration } from './jobs/job-context.ts';
@@ -12,7 +13,14 @@ import { vacuumEmbedded } from './store/maintenance.ts';
 
 /** The features' registrations, with the process's robots.txt cache and sitemap reader. */
 export function jobRegistrations(site: SiteFiles): JobRegistration[] {
-  return [sweepFiles, vacuumPglite, (ctx) => registerCrawlJobs(ctx, site), (ctx) => registerExtractJobs(ctx, site), registerWebhookJobs];
+  return [
+    sweepFiles,
+    vacuumPglite,
+    (ctx) => registerCrawlJobs(ctx, site),
+    registerCrawlExpiry,
+    (ctx) => registerExtractJobs(ctx, site),
+    registerWebhookJobs,
+  ];
 }
 
 /** Expired screenshots and PDFs are deleted every hour (reads already refuse them). */

@@ -73,7 +73,8 @@ export async function startJobs(parts: ProcessParts, opts: StartJobsOptions): Pr
     await opts.beforeJobs?.();
     // Handlers start taking jobs here (embedded workers). Their clean-up also closes the stack,
     // after the server and the queue stopped using it.
-    cleanupJobs = await registerJobs({ queue, db, config, log: opts.log, stack }, [...jobRegistrations(site), ...(opts.extra ?? [])]);
+    const registrations = [...jobRegistrations(site), ...(opts.extra ?? [])];
+    cleanupJobs = await registerJobs({ queue, db, config, log: opts.log, stack }, registrations);
     await opts.afterJobs?.();
     return cleanupJobs;
   } catch (err) {

@@ -9,15 +9,17 @@ import { Politeness } from './politeness.ts';
 import type { SiteFiles } from './site-files.ts';
 import { SEED_QUEUE, SEED_RETRIES } from './sitemap-seed.ts';
 
-/** Crawl seed handler and this process's frontier, with its robots.txt cache and sitemap reader. */
-export async function registerCrawlJobs({ queue, db, config, log, stack, onStop }: JobContext, site: SiteFiles): Promise<void> {
+/** The crawl seed handler and this process's frontier (the hourly expiry: crawl-expiry.ts). */
+export async function registerCrawlJobs(ctx: JobContext, site: SiteFiles): Promise<void> {
+  const { queue, db, config, log, stack, onStop } = ctx;
   await queue.createQueue(SEED_QUEUE, { retryLimit: SEED_RETRIES, retryDelay: 2 });
   const { scraper } = stack;
   const { robots, sitemaps } = site;
   const { hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds } = config;
   const politeness = new Politeness({ db, robots, hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds });
   const cache = new PageCacheBatcher(db);
-  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork: config.allowPrivateNetwork, politeness, cache });
+  const { allowPrivateNetwork } = config;
+  const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork, politeness, cache });
   await queue.work<{ crawlId: string }>(SEED_QUEUE, (job) => crawler.seed(job));
   if (queue.workers > 0) {
     const frontier = new Frontier({ db, crawler, onAdmitted, log, concurrency: config.crawlConcurrency });

@@ -339,7 +339,8 @@ export async function deleteExpiredExtracts(db: Queryable): Promise<number> {
 }
 
 /** The extract queue's handler and its hourly sweep, with the process's shared engines. */
-export async function registerExtractJobs({ queue, db, config, log, stack }: JobContext, site: SiteFiles): Promise<void> {
+export async function registerExtractJobs(ctx: JobContext, site: SiteFiles): Promise<void> {
+  const { queue, db, config, log, stack } = ctx;
   await queue.createQueue(EXTRACT_QUEUE, { retryLimit: RETRIES, retryDelay: 2, expireInSeconds: 900 });
   await queue.createQueue(SWEEP_QUEUE, { retryLimit: 1 });
   await queue.schedule(SWEEP_QUEUE, '47 * * * *');
