@@ -1,5 +1,5 @@
 // POST /v2/batch/scrape, GET/DELETE /v2/batch/scrape/{id}, GET /v2/batch/scrape/{id}/errors. A
-// batch runs as a crawl of kind batch_scrape (src/crawl/crawler.ts): same queue, status shape,
+// batch runs as a crawl of kind batch_scrape (src/crawl/batch-scrape.ts): same queue, status shape,
 // pagination, cancel and webhooks (batch_scrape.* events).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -1,5 +1,5 @@
 // POST /v2/extract, GET /v2/extract/{id}: structured data from pages (and "/*" site globs), with
-// the LLM or deterministically, on the job queue (src/extract/extract.ts). No cancel: Firecrawl's v2
+// the LLM or deterministically, on the job queue (src/extract/job.ts). No cancel: Firecrawl's v2
 // extract has none.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
