@@ -20,6 +20,7 @@ import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
+import type { SiteFiles } from './crawl/site-files.ts';
 import { Extractor } from './extract/extract.ts';
 import { UploadParser } from './scrape/parse-upload.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
@@ -33,11 +34,13 @@ export interface AppDeps {
   queue?: import('./jobs/queue.ts').JobQueue;
   /** Engines and scraper of this process, shared with the queue's workers. */
   stack: ScrapeStack;
+  /** The robots.txt cache and sitemap reader of this process, shared with the queue's workers. */
+  site: SiteFiles;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, db, queue, stack, site }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel },
     // Every log line of a request carries reqId; a caller's own X-Request-Id is kept when sane.
@@ -75,7 +78,8 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
   await app.register(healthRoutes, { db });
   await app.register(teamRoutes, { db, config });
 
-  const { scraper, http, robots, sitemaps } = stack;
+  const { scraper, http } = stack;
+  const { robots, sitemaps } = site;
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
   // Documents are parsed in the stack's worker threads (one pool per process).
@@ -88,7 +92,7 @@ export async function buildApp({ config, db, queue, stack }: AppDeps): Promise<F
     const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log, allowPrivateNetwork: config.allowPrivateNetwork });
     await app.register(crawlRoutes, { crawler, db, publicUrl: config.publicUrl });
     await app.register(batchScrapeRoutes, { crawler, db, publicUrl: config.publicUrl });
-    await app.register(extractRoutes, { extractor: new Extractor({ db, queue, scraper, log: app.log }), publicUrl: config.publicUrl });
+    await app.register(extractRoutes, { extractor: new Extractor({ db, queue, scraper }), publicUrl: config.publicUrl });
   }
   return app;
 }

@@ -2,9 +2,9 @@
 // (DATA_DIR or DATABASE_URL); with the embedded database, stop the server first.
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
-import { openStore } from './service.ts';
-import type { Db } from './store/db-types.ts';
 import { createApiKey, ensureTeam, findTeamByName, listApiKeys, listTeams, revokeApiKey, setCreditQuota } from './store/teams.ts';
+import { openStore } from './runtime.ts';
+import type { Db } from './store/db-types.ts';
 
 const usage = `Usage: npm run gleaner -- <command>
 

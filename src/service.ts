@@ -3,14 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from './app.ts';
-import { createScrapeStack } from './scrape/stack.ts';
 import type { Config } from './config.ts';
-import { type JobQueue, jobQueueFromConfig } from './jobs/queue.ts';
-import { type JobRegistration, registerJobs } from './jobs/registrations.ts';
-import { openDb } from './store/db.ts';
+import type { JobRegistration } from './jobs/job-context.ts';
+import type { JobQueue } from './jobs/queue.ts';
+import { openProcess, startJobs } from './runtime.ts';
 import type { Db } from './store/db-types.ts';
-import { migrate } from './store/migrations.ts';
-import { ensureApiKey, ensureTeam } from './store/teams.ts';
 
 export interface Service {
   app: FastifyInstance;
@@ -23,53 +20,33 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export async function openStore(config: Config): Promise<Db> {
-  const db = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, schema: config.databaseSchema });
-  try {
-    await migrate(db);
-    if (config.apiKey) {
-      const team = await ensureTeam(db, config.defaultTeam);
-      await ensureApiKey(db, team.id, config.apiKey);
-    }
-    return db;
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    throw err;
-  }
-}
-
 export interface StartOptions {
   /** Adds plugins or routes before the server listens (embedding, tests). */
   configure?: (app: FastifyInstance) => Promise<void> | void;
-  /** Job registrations beyond the features' own (src/jobs/registrations.ts), e.g. tests'. */
+  /** Job registrations beyond the features' own (src/job-registrations.ts), e.g. tests'. */
   jobs?: JobRegistration[];
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<Service> {
-  const db = await openStore(config);
-  const log = pino({ level: config.logLevel }).child({ component: 'jobs' });
-  const queue = jobQueueFromConfig(config, db, log, 'api');
-  const stack = createScrapeStack(config, db, pino({ level: config.logLevel }).child({ component: 'scrape' }));
+  const root = pino({ level: config.logLevel });
+  const parts = await openProcess(config, 'api', root);
+  const { db, queue, stack, site } = parts;
+  const log = root.child({ component: 'jobs' });
   if (config.workers === 0 && db.kind === 'pglite') {
     log.warn('GLEANER_WORKERS=0 with the embedded database: jobs are queued, but no process can run them');
   }
-  let app: FastifyInstance;
-  let cleanupJobs: () => Promise<void> = async () => undefined;
-  try {
-    await queue.start();
-    app = await buildApp({ config, db, queue, stack });
-    // Handlers start taking jobs here (embedded workers), before the server listens.
-    // Its clean-up also closes the stack, after the server and the queue stopped using it.
-    cleanupJobs = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
-    await opts.configure?.(app);
-    await app.listen({ port: config.port, host: config.host });
-  } catch (err) {
-    await queue.stop({ graceful: false }).catch(() => undefined);
-    await cleanupJobs();
-    await stack.close().catch(() => undefined);
-    await db.close().catch(() => undefined);
-    throw err;
-  }
+  let app!: FastifyInstance;
+  const cleanupJobs = await startJobs(parts, {
+    log,
+    extra: opts.jobs,
+    beforeJobs: async () => {
+      app = await buildApp({ config, db, queue, stack, site });
+    },
+    afterJobs: async () => {
+      await opts.configure?.(app);
+      await app.listen({ port: config.port, host: config.host });
+    },
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

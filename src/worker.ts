@@ -1,6 +1,6 @@
 // Entry point: `npm run worker`. Runs jobs only (no HTTP), beside API processes on one Postgres.
 import { loadConfigOrExit } from './config.ts';
-import { startWorker, stopWorkerOnSignals, WorkerConfigError } from './jobs/worker-process.ts';
+import { startWorker, stopWorkerOnSignals, WorkerConfigError } from './worker-service.ts';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

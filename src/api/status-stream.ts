@@ -23,9 +23,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ScrapeDocument } from '../contract/scrape.ts';
-import { type CrawlKind, type CrawlStatus, type Crawler, STATUS_MAX_BYTES } from '../crawl/crawler.ts';
-import type { Db } from '../store/db-types.ts';
+import type { Crawler } from '../crawl/crawler.ts';
+import type { CrawlKind } from '../crawl/crawl-row.ts';
+import { type CrawlStatus, STATUS_MAX_BYTES } from '../crawl/crawl-state.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
+import type { Db } from '../store/db-types.ts';
 
 export type StatusStreamMessage =
   | { type: 'catchup'; data: CrawlStatus }

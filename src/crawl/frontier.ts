@@ -1,39 +1,11 @@
-// The crawl frontier is the page queue: crawl and batch-scrape pages are not jobs on pg-boss but
-// their crawl_pages rows (status 'queued'), claimed by a lease. Each process that runs jobs
-// (GLEANER_WORKERS > 0) has one Frontier, which keeps up to GLEANER_CRAWL_CONCURRENCY pages
-// running (all crawls together) and:
-// - claims up to its free slots in one statement: queued pages of crawls still `scraping`, due
-//   (available_at: now, or later for a crawl's `delay`, a politeness turn, a retry), not leased
-//   by a live process, oldest first, FOR UPDATE SKIP LOCKED so processes never take the same page;
-//   the claim sets lease_until (LEASE_MS ahead) and counts the attempt. It claims ahead: up to as
-//   many pages again wait in a local stock, so a slot that frees starts the next page at once
-//   instead of waiting for a claim (a round trip queued behind the database's other work: 5–25 ms
-//   under a crawl, during which half the slots stood empty). The stock is topped up, in one
-//   statement, once half of it is gone; a page that waited in it longer than STATUS_TTL_MS checks
-//   that its crawl still runs before it starts.
-// - runs each page (Crawler.runPage: robots, credits, politeness, the scrape, links) and records
-//   outcomes in batches (Crawler.settle: collected for BATCH_MS or until BATCH_MAX: the children's
-//   admission per crawl, then one statement for every page, its charge and its crawl's counters;
-//   `ended = total` with seeding over ends the crawl); a page's record only changes a queued row,
-//   so a page run twice (a lease that expired under a slow run) is recorded once.
-// - renews the leases of the pages it holds every RENEW_MS in one statement; a process that dies
-//   (SIGKILL) stops renewing, and its pages are claimed again by any process LEASE_MS later. On
-//   PGlite only this process uses the data, so leases left by a previous process are cleared at
-//   start.
-// - a page whose run fails for an unexpected reason (database, shutdown) is put back for a retry
-//   2 s later; at MAX_ATTEMPTS claims it is recorded as failed (UNKNOWN_ERROR) so its crawl ends.
-// - a politeness turn far off (src/crawl/politeness.ts) puts the page back, unleased, until
-//   shortly before its reserved start (kept in crawl_pages.slot), without counting an attempt.
-// - polls every POLL_MS when idle, and is woken at once when this process admits pages (a crawl
-//   started, links found, a batch appended) or a slot frees.
-// - every minute, queues the webhook page events a dead process left unqueued (event_pending).
-// - on stop: claims nothing more, lets running pages finish until the deadline, aborts the rest
-//   and puts them back (unleased, attempt not counted), and records what finished.
-// maxConcurrency of a crawl is a per-process cap (the frontier claims nothing of a crawl at its
-// cap, and a semaphore holds the excess of one claim).
+// The crawl frontier: each process that runs jobs keeps up to GLEANER_CRAWL_CONCURRENCY crawl and
+// batch-scrape pages running (claimed by lease from crawl_pages, run, recorded in batches, leases
+// renewed, pages put back on stop). How and why: docs/design/crawl.md, "The frontier".
+import type { CrawlRow } from './crawl-row.ts';
+import type { Settled } from './page-record.ts';
+import type { ClaimedPage, PageContext, PageOutcome } from './page-run.ts';
+import type { Log } from '../jobs/log.ts';
 import type { Db } from '../store/db-types.ts';
-import type { Log } from '../jobs/queue.ts';
-import { type ClaimedPage, type CrawlRow, type Crawler, type PageOutcome, type Settled, onAdmitted } from './crawler.ts';
 
 const LEASE_MS = 30_000;
 const RENEW_MS = 10_000;
@@ -45,9 +17,25 @@ const RETRY_DELAY_MS = 2000;
 /** A crawl's status read for a page after a wait is at most this old. */
 const STATUS_TTL_MS = 250;
 
+/** What the frontier needs of the crawls (the Crawler of src/crawl/crawler.ts). */
+export interface FrontierWork {
+  crawlsById(ids: string[]): Promise<CrawlRow[]>;
+  /** Of these crawls, the ones still `scraping`. */
+  scraping(ids: string[]): Promise<Set<string>>;
+  /** Pages of the crawl running in this process (its maxConcurrency). */
+  runningOf(crawlId: string): number;
+  runPage(crawl: CrawlRow, page: ClaimedPage, ctx: PageContext): Promise<PageOutcome>;
+  /** Records a batch of outcomes. */
+  settle(items: Settled[]): Promise<void>;
+  /** Queues the webhook page events a dead process left unqueued. */
+  resendPageEvents(): Promise<void>;
+}
+
 export interface FrontierOptions {
   db: Db;
-  crawler: Crawler;
+  crawler: FrontierWork;
+  /** Registers the frontier's wake-up for pages admitted in this process; returns its removal. */
+  onAdmitted: (wake: () => void) => () => void;
   log: Log;
   /** Pages running at once in this process. */
   concurrency: number;
@@ -105,7 +93,7 @@ export class Frontier {
     if (db.kind === 'pglite') {
       await db.query(`UPDATE crawl_pages SET lease_until = NULL WHERE status = 'queued' AND lease_until IS NOT NULL`);
     }
-    this.#offAdmitted = onAdmitted(() => this.wake());
+    this.#offAdmitted = this.#o.onAdmitted(() => this.wake());
     this.#renewTimer = setInterval(() => void this.#renew(), this.#o.renewMs);
     this.#renewTimer.unref();
     // Page events a dead process left unqueued (Crawler.resendPageEvents).

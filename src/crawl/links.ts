@@ -8,7 +8,7 @@
 //   when the page has one; non-http(s) and fragment-only links dropped (see url.ts).
 // - nofollow: <meta name="robots"> contains nofollow or none (reported; callers decide).
 import { Parser } from 'htmlparser2';
-import { type NormalizeOptions, resolveLink } from './url.ts';
+import { type NormalizeOptions, resolveLink } from '../net/url-key.ts';
 
 export interface PageLinks {
   title?: string;

@@ -39,9 +39,10 @@ import { extractPageLinks } from './links.ts';
 import { rankByRelevance } from './rank.ts';
 import type { RobotsCache } from './robots.ts';
 import type { SitemapReader } from './sitemap.ts';
-import { type NormalizeOptions, UrlScope, looksLikePage, normalizeUrl, urlKey } from './url.ts';
+import { UrlScope, looksLikePage } from './url.ts';
 import { ApiError, BlockedUrlError } from '../errors.ts';
 import { detectContentKind } from '../documents/detect.ts';
+import { type NormalizeOptions, normalizeUrl, urlKey } from '../net/url-key.ts';
 
 /** Credits one map call costs. */
 export const MAP_CREDITS = 1;

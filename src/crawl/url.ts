@@ -1,99 +1,9 @@
-// URLs as the crawler and map see them: one normal form for fetching and reporting, one key for
-// dedup/visited sets, site relations (same host, same registrable domain) and the scope a crawl
-// or map keeps to (subdomains, external links, start path, include/exclude regexes).
-//
-// Normal form (normalizeUrl): http(s) only (anything else is dropped: mailto:, javascript:, data:,
-// ftp:, ...); scheme and host lower-cased, one trailing dot of the host removed, default ports
-// dropped, dot segments resolved (WHATWG URL does these); user:password@ dropped; the fragment
-// dropped; percent-escapes upper-cased and escapes of unreserved characters (A-Z a-z 0-9 - . _ ~)
-// decoded; the query either dropped whole (ignoreQueryParameters) or kept with its parameters
-// sorted by name (stable: repeated names keep their relative order; values are not re-encoded);
-// an empty query ("?") removed.
-//
-// Trailing slash policy: the normal form keeps the path as the site wrote it, because the slash
-// can matter to the server (/blog answers 301 → /blog/). The dedup key (urlKey) ignores ONE
-// trailing slash on a non-root path, so /docs and /docs/ are one entry; whichever form is seen
-// first is the one fetched and reported. The root path is always "/".
+// URLs as the crawler and map see them beyond their normal form (src/net/url-key.ts): site
+// relations (same host, same registrable domain), the scope a crawl or map keeps to (subdomains,
+// external links, start path, include/exclude regexes) and which URLs look like pages.
 import { getDomain } from 'tldts';
 import { BadRequestError } from '../errors.ts';
-
-export interface NormalizeOptions {
-  /** Drop the whole query string (the wire option ignoreQueryParameters). */
-  ignoreQueryParameters?: boolean;
-}
-
-const UNRESERVED = /[A-Za-z0-9\-._~]/;
-
-/** Upper-cases percent-escapes and decodes those of unreserved characters (RFC 3986 §6.2.2). */
-function normalizeEscapes(s: string): string {
-  return s.replace(/%([0-9a-fA-F]{2})/g, (_m, hex: string) => {
-    const ch = String.fromCharCode(Number.parseInt(hex, 16));
-    return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
-  });
-}
-
-/** Query parameters sorted by name, stable, without re-encoding; empty pieces dropped. */
-function sortQuery(search: string): string {
-  const pieces = search.replace(/^\?/, '').split('&').filter(Boolean).map(normalizeEscapes);
-  if (!pieces.length) return '';
-  const name = (p: string) => {
-    const eq = p.indexOf('=');
-    return eq < 0 ? p : p.slice(0, eq);
-  };
-  const sorted = pieces.map((p, i) => ({ p, i, k: name(p) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.i - b.i));
-  return `?${sorted.map((x) => x.p).join('&')}`;
-}
-
-function parse(input: string | URL, base?: string | URL): URL | undefined {
-  try {
-    return typeof input === 'string' ? new URL(input.trim(), base) : new URL(input.href);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The normal form of an absolute http(s) URL (see the file comment), or undefined when the input
- * is not one. With `base`, relative references are resolved against it first.
- */
-export function normalizeUrl(input: string | URL, opts: NormalizeOptions = {}, base?: string | URL): string | undefined {
-  const u = parse(input, base);
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return undefined;
-  if (u.hostname.endsWith('.')) u.hostname = u.hostname.slice(0, -1);
-  if (!u.hostname) return undefined;
-  u.username = '';
-  u.password = '';
-  u.hash = '';
-  u.pathname = normalizeEscapes(u.pathname);
-  u.search = opts.ignoreQueryParameters ? '' : sortQuery(u.search);
-  // Assigning "" to search leaves no "?"; a lone "?" from the input is gone as well.
-  return u.href;
-}
-
-/** The dedup/visited-set key: the normal form with one trailing slash of a non-root path ignored. */
-export function urlKey(input: string | URL, opts: NormalizeOptions = {}): string | undefined {
-  const n = normalizeUrl(input, opts);
-  if (!n) return undefined;
-  const u = new URL(n);
-  if (u.pathname.length > 1 && u.pathname.endsWith('/')) u.pathname = u.pathname.slice(0, -1);
-  return u.href;
-}
-
-/**
- * A link as written in a page (href) made absolute against the page's base URL and normalised;
- * undefined for empty, fragment-only, non-http(s) (mailto:, tel:, javascript:, data:) or broken
- * references.
- */
-export function resolveLink(href: string, base: string | URL, opts: NormalizeOptions = {}): string | undefined {
-  const h = href.trim();
-  if (!h || h.startsWith('#')) return undefined;
-  return normalizeUrl(h, opts, base);
-}
-
-export function isHttpUrl(s: string): boolean {
-  const u = parse(s);
-  return Boolean(u && (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname);
-}
+import { parseUrl } from '../net/url-key.ts';
 
 function bareHost(hostname: string): string {
   let h = hostname.toLowerCase().replace(/\.$/, '');
@@ -185,7 +95,7 @@ export class UrlScope {
   readonly #startPath: string;
 
   constructor(startUrl: string, opts: ScopeOptions = {}) {
-    const start = parse(startUrl);
+    const start = parseUrl(startUrl);
     if (!start || (start.protocol !== 'http:' && start.protocol !== 'https:')) {
       const field = `${opts.fieldPrefix ?? 'body'}.url`;
       throw new BadRequestError(`Invalid request: ${field}: must be an http(s) URL`, [{ path: field, message: 'must be an http(s) URL' }]);
@@ -200,7 +110,7 @@ export class UrlScope {
 
   /** Why a URL is in or out of scope ('ok' when in). */
   verdict(input: string | URL): ScopeVerdict {
-    const u = typeof input === 'string' ? parse(input) : input;
+    const u = typeof input === 'string' ? parseUrl(input) : input;
     if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname) return 'invalid';
     const relation = hostRelation(u.hostname, this.start.hostname);
     if (!this.#opts.allowExternalLinks) {
@@ -236,7 +146,7 @@ const NON_PAGE_EXTENSIONS = new Set(
 
 /** False for URLs whose path ends in a known non-HTML file extension (.pdf, .png, .zip, ...). */
 export function looksLikePage(input: string | URL): boolean {
-  const u = typeof input === 'string' ? parse(input) : input;
+  const u = typeof input === 'string' ? parseUrl(input) : input;
   if (!u) return false;
   const ext = /\.([a-z0-9]{1,6})$/i.exec(u.pathname)?.[1]?.toLowerCase();
   return !ext || !NON_PAGE_EXTENSIONS.has(ext);

@@ -24,9 +24,11 @@ import { createHash, createHmac } from 'node:crypto';
 import { request } from 'undici';
 import { webhookEvents } from '../contract/crawl.ts';
 import { createGuardedAgent } from '../net/ssrf.ts';
+import { type JobQueue } from './queue.ts';
+import type { JobContext } from './job-context.ts';
+import type { Log } from './log.ts';
+import type { Job } from './job-runner.ts';
 import type { Db, Queryable } from '../store/db-types.ts';
-import type { Job, JobQueue, Log } from './queue.ts';
-import type { JobContext } from './registrations.ts';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
 /** How long one attempt may take. */

@@ -1,11 +1,9 @@
 // The scraping machinery of one process, built once from configuration and shared by the API
 // routes and the queue's workers: one HTTP engine (one connection pool), one browser engine (one
-// Chromium), one per-team concurrency gate, one robots.txt cache.
+// Chromium), one per-team concurrency gate. (The robots.txt cache: src/crawl/site-files.ts.)
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ParsePool } from '../documents/parse-pool.ts';
-import { RobotsCache } from '../crawl/robots.ts';
-import { SitemapReader } from '../crawl/sitemap.ts';
 import { TeamConcurrency } from './team-concurrency.ts';
 import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db-types.ts';
@@ -20,8 +18,6 @@ export interface ScrapeStack {
   scraper: Scraper;
   /** The AI formats' LLM (`available` false without OPENAI_BASE_URL / OPENAI_API_KEY). */
   llm: LlmProvider;
-  robots: RobotsCache;
-  sitemaps: SitemapReader;
   /** Worker threads that parse documents off the event loop (started on first use). */
   parsePool: ParsePool;
   /** Closes the engines (after the server and the queue stopped using them). */
@@ -67,14 +63,11 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     llm,
     llmMaxOutputTokens: config.llm.maxOutputTokens,
   });
-  const robots = new RobotsCache({ http });
   return {
     http,
     browser,
     scraper,
     llm,
-    robots,
-    sitemaps: new SitemapReader({ http, robots }),
     parsePool,
     async close() {
       await Promise.all([http.close(), browser.close(), parsePool.close()]);

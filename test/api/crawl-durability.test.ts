@@ -7,9 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { urlKey } from '../../src/crawl/url.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, newTestKey, startTestService, testEnv } from '../helpers/service.ts';
+import { urlKey } from '../../src/net/url-key.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 

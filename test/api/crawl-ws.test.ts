@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { urlKey } from '../../src/crawl/url.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
+import { urlKey } from '../../src/net/url-key.ts';
 
 
 type Doc = { markdown?: string; metadata: { sourceURL: string; scrapeId: string } };

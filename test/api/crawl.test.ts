@@ -4,11 +4,11 @@
 // team scoping, validation and the options refused by name. Webhooks: test/jobs/webhooks.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { urlKey } from '../../src/crawl/url.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, blogPaths, disallowedPages, generatedLinks, linkedPages, sitemapArticlePaths, sitemapOnlyPages, sitemapPagePaths, startFixtureSite } from '../fixtures/site/index.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
+import { urlKey } from '../../src/net/url-key.ts';
 
 
 type Doc = { markdown?: string; links?: string[]; rawHtml?: string; metadata: { sourceURL: string; url: string; statusCode: number; scrapeId: string } };

@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES } from '../../src/contract/extract.ts';
-import { selectPages } from '../../src/extract/extract.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, articles, productData, startFixtureSite } from '../fixtures/site/index.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
 import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { selectPages } from '../../src/extract/select-pages.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Call = ReturnType<typeof client>;

@@ -3,7 +3,6 @@
 // titles, robots.txt, the job and credit ledger, SSRF refusal and validation errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { urlKey } from '../../src/crawl/url.ts';
 import { findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
 import {
   type FixtureSite,
@@ -20,6 +19,7 @@ import {
 import { scriptedServer } from '../crawl/helpers.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
+import { urlKey } from '../../src/net/url-key.ts';
 
 
 type Link = { url: string; title?: string; description?: string };

@@ -7,9 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.ts';
 import { type Go, type Later, Politeness, type PolitenessOptions, type Turn } from '../../src/crawl/politeness.ts';
-import { openStore } from '../../src/service.ts';
-import type { Db } from '../../src/store/db-types.ts';
 import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openStore } from '../../src/runtime.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 /** robots.txt stub: Crawl-delay per host (seconds) for the default agent, another for "Other". */
 function robotsStub(delays: Record<string, number>) {

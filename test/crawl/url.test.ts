@@ -1,21 +1,9 @@
 // URL normal form, dedup keys, site relations and crawl/map scope (src/crawl/url.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  UrlScope,
-  compilePatterns,
-  hostRelation,
-  isHttpUrl,
-  isSubdomainOf,
-  looksLikePage,
-  normalizeUrl,
-  registrableDomain,
-  resolveLink,
-  sameHost,
-  sameSite,
-  urlKey,
-} from '../../src/crawl/url.ts';
+import { UrlScope, compilePatterns, hostRelation, isSubdomainOf, looksLikePage, registrableDomain, sameHost, sameSite } from '../../src/crawl/url.ts';
 import { ApiError } from '../../src/errors.ts';
+import { isHttpUrl, normalizeUrl, resolveLink, urlKey } from '../../src/net/url-key.ts';
 
 describe('normalizeUrl', () => {
   test('lower-cases scheme and host, drops default ports, fragments, credentials and a trailing host dot', () => {

@@ -9,10 +9,11 @@ import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { type Job, JobQueue, type JobQueueOptions } from '../../src/jobs/queue.ts';
-import { openStore } from '../../src/service.ts';
-import type { Db } from '../../src/store/db-types.ts';
+import { JobQueue, type JobQueueOptions } from '../../src/jobs/queue.ts';
 import { startTestService, storeKinds, testEnv, type StoreKind } from '../helpers/service.ts';
+import { openStore } from '../../src/runtime.ts';
+import type { Job } from '../../src/jobs/job-runner.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

@@ -1,22 +1,20 @@
 // POST /v2/batch/scrape, GET/DELETE /v2/batch/scrape/{id}, GET /v2/batch/scrape/{id}/errors. A
-// batch runs as a crawl of kind batch_scrape (src/crawl/crawler.ts): same queue, status shape,
+// batch runs as a crawl of kind batch_scrape (src/crawl/batch-scrape.ts): same queue, status shape,
 // pagination, cancel and webhooks (batch_scrape.* events).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { batchScrapeRequest, batchScrapeStarted } from '../../contract/batch.ts';
 import { authErrors, errorBody } from '../../contract/common.ts';
-import { crawlCancelled, crawlErrors, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
-import type { Db } from '../../store/db-types.ts';
-import { statusStream } from '../status-stream.ts';
+import { crawlJobRoutes, publicBase } from './crawl-job-routes.ts';
 import { BadRequestError, describeErrorCodes } from '../../errors.ts';
+import type { Db } from '../../store/db-types.ts';
 
 export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['batch scrape'];
-  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
-  const params = z.object({ id: z.uuid() });
+  const base = publicBase(publicUrl);
 
   r.post(
     '/v2/batch/scrape',
@@ -64,13 +62,14 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
     },
   );
 
-  // `route` rather than `get`: only RouteOptions carry wsHandler (the WebSocket form of the same path).
-  r.route({
-    method: 'GET',
-    url: '/v2/batch/scrape/:id',
-    config: { rateLimit: 'status' },
-    schema: {
-      tags,
+  crawlJobRoutes(app, {
+    crawler,
+    db,
+    publicUrl,
+    kind: 'batch_scrape',
+    path: '/v2/batch/scrape',
+    tags,
+    status: {
       summary: 'Batch scrape status and data',
       description:
         'As GET /v2/crawl/{id}: documents in the order of the URLs, from `skip`, at most `limit` and about 10 MiB; `next` whenever more ' +
@@ -78,45 +77,11 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
         `${describeErrorCodes(['BATCH_SCRAPE_NOT_FOUND'])} for another team's id. ` +
         'Also a WebSocket on the same path ' +
         '(API key as the subprotocol): catchup, then document messages as pages finish, then done, as for crawls.',
-      params,
-      querystring: crawlStatusQuery,
-      response: { 200: crawlStatus, 404: errorBody, ...authErrors },
     },
-    handler: async (request) => crawler.status(request.caller.teamId, request.params.id, 'batch_scrape', request.query, base(request)),
-    wsHandler: statusStream({ crawler, db, kind: 'batch_scrape', publicUrl }),
+    cancel: {
+      summary: 'Cancel a batch scrape',
+      description: "Cancelled is terminal: pages not yet started are never scraped. 404 BATCH_SCRAPE_NOT_FOUND for another team's id.",
+    },
+    errors: { summary: "A batch scrape's failed pages (robotsBlocked is always empty: a batch does not read robots.txt)" },
   });
-
-  r.delete(
-    '/v2/batch/scrape/:id',
-    {
-      config: { rateLimit: 'status' },
-      schema: {
-        tags,
-        summary: 'Cancel a batch scrape',
-        description:
-          'Cancelled is terminal: pages not yet started are never scraped. ' +
-          `${describeErrorCodes(['BATCH_SCRAPE_NOT_FOUND'])} for another team's id.`,
-        params,
-        response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
-      },
-    },
-    async (request) => {
-      await crawler.cancel(request.caller.teamId, request.params.id, 'batch_scrape');
-      return { status: 'cancelled' as const };
-    },
-  );
-
-  r.get(
-    '/v2/batch/scrape/:id/errors',
-    {
-      config: { rateLimit: 'status' },
-      schema: {
-        tags,
-        summary: "A batch scrape's failed pages (robotsBlocked is always empty: a batch does not read robots.txt)",
-        params,
-        response: { 200: crawlErrors, 404: errorBody, ...authErrors },
-      },
-    },
-    async (request) => crawler.errors(request.caller.teamId, request.params.id, 'batch_scrape'),
-  );
 }

@@ -2,19 +2,17 @@
 // (alias /v2/crawl/ongoing). The crawling itself runs on the job queue (src/crawl/crawler.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
-import { crawlActive, crawlCancelled, crawlErrors, crawlRequest, crawlStarted, crawlStatus, crawlStatusQuery } from '../../contract/crawl.ts';
+import { crawlActive, crawlRequest, crawlStarted } from '../../contract/crawl.ts';
 import type { Crawler } from '../../crawl/crawler.ts';
+import { crawlJobRoutes, publicBase } from './crawl-job-routes.ts';
 import type { Db } from '../../store/db-types.ts';
 import { describeErrorCodes } from '../../errors.ts';
-import { statusStream } from '../status-stream.ts';
 
 export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['crawl'];
-  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
-  const params = z.object({ id: z.uuid() });
+  const base = publicBase(publicUrl);
 
   r.post(
     '/v2/crawl',
@@ -54,13 +52,14 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
     );
   }
 
-  // `route` rather than `get`: only RouteOptions carry wsHandler (the WebSocket form of the same path).
-  r.route({
-    method: 'GET',
-    url: '/v2/crawl/:id',
-    config: { rateLimit: 'status' },
-    schema: {
-      tags,
+  crawlJobRoutes(app, {
+    crawler,
+    db,
+    publicUrl,
+    kind: 'crawl',
+    path: '/v2/crawl',
+    tags,
+    status: {
       summary: 'Crawl status and data',
       description:
         'Documents of the pages scraped so far, in admission order, from `skip`, at most `limit` and about 10 MiB; ' +
@@ -70,45 +69,11 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
         'a wrong key is refused with 401): JSON messages {type: "catchup", data: <this status document>}, then ' +
         '{type: "document", data: <document>} as each page is done (every page once), then {type: "done", data: <terminal status, data []>} ' +
         'and close 1000; {type: "error", error, code} then close 1008 (unknown id) or 1011.',
-      params,
-      querystring: crawlStatusQuery,
-      response: { 200: crawlStatus, 404: errorBody, ...authErrors },
     },
-    handler: async (request) => crawler.status(request.caller.teamId, request.params.id, 'crawl', request.query, base(request)),
-    wsHandler: statusStream({ crawler, db, kind: 'crawl', publicUrl }),
+    cancel: {
+      summary: 'Cancel a crawl',
+      description: 'Cancelled is terminal: pages not yet started are never scraped. 404 CRAWL_NOT_FOUND for another team\'s id.',
+    },
+    errors: { summary: "A crawl's failed pages and the URLs robots.txt disallowed" },
   });
-
-  r.delete(
-    '/v2/crawl/:id',
-    {
-      config: { rateLimit: 'status' },
-      schema: {
-        tags,
-        summary: 'Cancel a crawl',
-        description:
-          'Cancelled is terminal: pages not yet started are never scraped. ' +
-          `${describeErrorCodes(['CRAWL_NOT_FOUND'])} for another team's id.`,
-        params,
-        response: { 200: crawlCancelled, 404: errorBody, ...authErrors },
-      },
-    },
-    async (request) => {
-      await crawler.cancel(request.caller.teamId, request.params.id);
-      return { status: 'cancelled' as const };
-    },
-  );
-
-  r.get(
-    '/v2/crawl/:id/errors',
-    {
-      config: { rateLimit: 'status' },
-      schema: {
-        tags,
-        summary: "A crawl's failed pages and the URLs robots.txt disallowed",
-        params,
-        response: { 200: crawlErrors, 404: errorBody, ...authErrors },
-      },
-    },
-    async (request) => crawler.errors(request.caller.teamId, request.params.id),
-  );
 }

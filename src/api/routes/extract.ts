@@ -1,18 +1,19 @@
 // POST /v2/extract, GET /v2/extract/{id}: structured data from pages (and "/*" site globs), with
-// the LLM or deterministically, on the job queue (src/extract/extract.ts). No cancel: Firecrawl's v2
+// the LLM or deterministically, on the job queue (src/extract/job.ts). No cancel: Firecrawl's v2
 // extract has none.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, extractRequest, extractStarted, extractStatus } from '../../contract/extract.ts';
 import type { Extractor } from '../../extract/extract.ts';
+import { publicBase } from './crawl-job-routes.ts';
 import { describeErrorCodes } from '../../errors.ts';
 
 export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl }: { extractor: Extractor; publicUrl?: string }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['extract'];
-  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
+  const base = publicBase(publicUrl);
 
   r.post(
     '/v2/extract',

@@ -30,10 +30,10 @@
 // bounded: more than MAX_DIFF_LINES lines in the differing middle of either side, or more than
 // MAX_EDIT_DISTANCE inserted plus deleted lines, and the middle is reported as replaced whole (a
 // valid diff, only not minimal).
-import { urlKey } from '../../crawl/url.ts';
-import type { Queryable } from '../../store/db-types.ts';
 import { type ChangeSnapshot, recordSnapshot } from '../../store/changes.ts';
 import { normaliseUrl } from '../cache-key.ts';
+import { urlKey } from '../../net/url-key.ts';
+import type { Queryable } from '../../store/db-types.ts';
 
 export type ChangeTrackingMode = 'git-diff' | 'json';
 export type ChangeStatus = 'new' | 'same' | 'changed' | 'removed';

@@ -2,12 +2,12 @@
 // handlers, no HTTP. For scale-out on Postgres; the embedded database belongs to one process,
 // whose `npm start` already runs workers.
 import pino from 'pino';
-import type { Config } from '../config.ts';
-import { openStore } from '../service.ts';
-import type { Db } from '../store/db-types.ts';
-import { type JobQueue, jobQueueFromConfig, type Log } from './queue.ts';
-import { createScrapeStack } from '../scrape/stack.ts';
-import { type JobRegistration, registerJobs } from './registrations.ts';
+import type { Config } from './config.ts';
+import type { JobRegistration } from './jobs/job-context.ts';
+import { type JobQueue } from './jobs/queue.ts';
+import { openProcess, startJobs } from './runtime.ts';
+import type { Log } from './jobs/log.ts';
+import type { Db } from './store/db-types.ts';
 
 export class WorkerConfigError extends Error {
   override name = 'WorkerConfigError';
@@ -36,21 +36,9 @@ export async function startWorker(config: Config, opts: WorkerOptions = {}): Pro
   }
   if (config.workers === 0) throw new WorkerConfigError('GLEANER_WORKERS=0 leaves a worker process nothing to do');
   const log = pino({ level: config.logLevel });
-  const db = await openStore(config);
-  const queue = jobQueueFromConfig(config, db, log.child({ component: 'jobs' }), 'worker');
-  const stack = createScrapeStack(config, db, log.child({ component: 'scrape' }));
-  let cleanupJobs: () => Promise<void> = async () => undefined;
-  try {
-    await queue.start();
-    // Its clean-up also closes the stack, after the server and the queue stopped using it.
-    cleanupJobs = await registerJobs({ queue, db, config, log, stack }, opts.jobs);
-  } catch (err) {
-    await queue.stop({ graceful: false }).catch(() => undefined);
-    await cleanupJobs();
-    await stack.close().catch(() => undefined);
-    await db.close().catch(() => undefined);
-    throw err;
-  }
+  const parts = await openProcess(config, 'worker', log);
+  const { db, queue } = parts;
+  const cleanupJobs = await startJobs(parts, { log, extra: opts.jobs });
   let stopping: Promise<void> | undefined;
   return {
     queue,

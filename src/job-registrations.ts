@@ -1,0 +1,49 @@
+// Every feature that runs on the job queue (crawl pages, batch scrapes, extracts, webhook
+// deliveries, periodic sweeps) is listed here, in order. Each process runs the whole list at start
+// (src/runtime.ts): the API process (`npm start`, with embedded workers unless GLEANER_WORKERS=0)
+// and every `npm run worker`.
+import type { SiteFiles } from './crawl/site-files.ts';
+import { registerCrawlExpiry } from './crawl/crawl-expiry.ts';
+import { registerCrawlJobs } from './crawl/crawl-jobs.ts';
+import { registerExtractJobs } from './extract/job.ts';
+import type { JobContext, JobRegistration } from './jobs/job-context.ts';
+import { registerWebhookJobs } from './jobs/webhooks.ts';
+import { deleteExpiredFiles } from './store/files.ts';
+import { vacuumEmbedded } from './store/maintenance.ts';
+
+/** The features' registrations, with the process's robots.txt cache and sitemap reader. */
+export function jobRegistrations(site: SiteFiles): JobRegistration[] {
+  return [
+    sweepFiles,
+    vacuumPglite,
+    (ctx) => registerCrawlJobs(ctx, site),
+    registerCrawlExpiry,
+    (ctx) => registerExtractJobs(ctx, site),
+    registerWebhookJobs,
+  ];
+}
+
+/** Expired screenshots and PDFs are deleted every hour (reads already refuse them). */
+async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
+  await queue.createQueue('sweep-files', { retryLimit: 1 });
+  await queue.work('sweep-files', async () => {
+    const n = await deleteExpiredFiles(db);
+    if (n) log.info({ files: n }, 'deleted expired files');
+  });
+  await queue.schedule('sweep-files', '17 * * * *');
+}
+
+/**
+ * Embedded PGlite only: VACUUM (ANALYZE) every hour, after the sweeps (src/store/maintenance.ts
+ * says why). It holds PGlite's one session for its duration, on the database's own thread.
+ */
+async function vacuumPglite({ queue, db, log }: JobContext): Promise<void> {
+  if (db.kind !== 'pglite') return;
+  await queue.createQueue('vacuum-embedded', { retryLimit: 0 });
+  await queue.work('vacuum-embedded', async () => {
+    const started = Date.now();
+    await vacuumEmbedded(db);
+    log.info({ ms: Date.now() - started }, 'vacuumed the embedded database');
+  });
+  await queue.schedule('vacuum-embedded', '52 * * * *');
+}
