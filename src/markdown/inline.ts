@@ -5,7 +5,15 @@ import type { Element } from 'domhandler';
 import { BlockWriter } from './blocks.ts';
 import { gatherText } from './code.ts';
 import { isDataUrl } from './elements.ts';
-import { altText, codeSpan, collapseWhitespace, escapeText, largestSrcsetCandidate, linkDestination, linkTitle } from './text.ts';
+import {
+  altText,
+  codeSpan,
+  collapseWhitespace,
+  escapeText,
+  largestSrcsetCandidate,
+  linkDestination,
+  linkTitle,
+} from './text.ts';
 
 // Frame kinds.
 export const F_PARA = 0;

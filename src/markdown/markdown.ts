@@ -275,7 +275,8 @@ class Converter extends ListWriter implements CellRenderer {
     const code = codeBlockText(pre);
     const lines = codeBlockLines(code);
     if (lines.length === 0) return;
-    this.emitCodeBlock(lines, '`'.repeat(Math.max(3, longestBacktickRun(code) + 1)), this.cell ? '' : codeLanguage(pre));
+    const fence = '`'.repeat(Math.max(3, longestBacktickRun(code) + 1));
+    this.emitCodeBlock(lines, fence, this.cell ? '' : codeLanguage(pre));
   }
 
   /** Render a data table; false when it is a layout table, to be rendered as its content. */
