@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
 import { type TestService, client, startTestService } from '../helpers/service.ts';
 
-const fixtures = join(import.meta.dirname, '..', 'extract', 'fixtures');
+const fixtures = join(import.meta.dirname, '..', 'extractors', 'fixtures');
 
 const productLd = {
   '@context': 'https://schema.org',
