@@ -1,13 +1,6 @@
 // Writes a single scrape makes after its answer has gone out: the stored document, the charge and
-// the job's completion (one statement), and the page-cache copy. The caller has the document
-// already; making it wait for ~2 ms of storage per 200 KB page bought nothing but latency.
-//
-// Read-your-writes stays true within the process: a request of the same team waits for that
-// team's writes before it runs (src/app.ts), GET /v2/scrape/{id} for its job's, and a scrape that
-// may read the cache for the page's key. Another process sees them a few ms later (GET
-// /v2/scrape/{id} there waits while the job is still active). Shutdown drains them before the
-// database closes; only a crash inside those ms loses them (the caller still has the document;
-// the charge and the stored copy are what is lost).
+// the job's completion (one statement), and the page-cache copy. Why, and how read-your-writes
+// stays true: docs/design/scrape.md ("Writes after the answer").
 export class PendingWrites {
   readonly #byTeam = new Map<string, Set<Promise<void>>>();
   readonly #byJob = new Map<string, Promise<void>>();

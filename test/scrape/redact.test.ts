@@ -2,7 +2,9 @@
 // IPs), replacement styles, entity filtering, Markdown structure and counts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ibanValid, ipv6Valid, luhnValid, redactPII, type RedactOptions } from '../../src/scrape/transform/redact.ts';
+import { ibanValid, luhnValid } from '../../src/scrape/transform/redact-checksums.ts';
+import { ipv6Valid } from '../../src/scrape/transform/redact-location.ts';
+import { redactPII, type RedactOptions } from '../../src/scrape/transform/redact.ts';
 
 type Mode = NonNullable<RedactOptions['mode']>;
 

@@ -81,6 +81,8 @@ const priceSchema = {
 };
 const imagesSchema = { type: 'array', items: { type: 'object', properties: { url: { type: 'string' }, alt: { type: 'string' } }, required: ['url'] } };
 const availabilitySchema = { type: 'object', properties: { inStock: { type: 'boolean' }, text: { type: 'string' } }, required: ['inStock', 'text'] };
+/** The properties a menu's sections and items both start with. */
+const menuEntryProperties = { name: { type: 'string' }, id: { type: 'string' }, description: { type: 'string' } };
 
 /**
  * The schema with every optional property also allowing null: the extraction prompt tells the
@@ -142,17 +144,13 @@ export const menuSchema: JsonSchema = tolerateNulls({
       items: {
         type: 'object',
         properties: {
-          name: { type: 'string' },
-          id: { type: 'string' },
-          description: { type: 'string' },
+          ...menuEntryProperties,
           items: {
             type: 'array',
             items: {
               type: 'object',
               properties: {
-                name: { type: 'string' },
-                id: { type: 'string' },
-                description: { type: 'string' },
+                ...menuEntryProperties,
                 images: imagesSchema,
                 price: priceSchema,
                 availability: availabilitySchema,

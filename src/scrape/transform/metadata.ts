@@ -1,29 +1,6 @@
 // Page metadata in Firecrawl's shape. Call it on the ORIGINAL parsed document, before
 // cleanDocument(): cleaning drops <head>, <meta>, <link> and hidden elements, which is where
-// almost all of this lives.
-//
-// Fields:
-// - title: <title> (whitespace collapsed), else og:title, else the first <h1>.
-// - description: meta description, else og:description. language: <html lang>, else
-//   http-equiv content-language (first language), else meta name=language.
-// - keywords, robots: their meta names. ogTitle, ogDescription, ogUrl, ogImage, ogSiteName,
-//   ogLocale from og:*; ogLocaleAlternate: every og:locale:alternate (always an array, as
-//   Firecrawl answers). publishedTime/modifiedTime from article:published_time /
-//   article:modified_time (else og:published_time...). Firecrawl's Dublin Core and article
-//   aliases (dcTermsCreated, dcDate, dcSubject, articleSection, articleTag, ...) when present.
-// - favicon: <link rel="icon"> / "shortcut icon" (first), else /favicon.ico of the origin.
-// - canonicalUrl: <link rel="canonical">. (A camelCase computed name, like ogUrl/sourceURL, so
-//   it cannot collide with a page's own meta key "canonical".)
-// - Every other <meta name|property|itemprop|http-equiv content> under its original key
-//   (twitter:card, article:section, DC.title, ...): a string, or an array of strings when the
-//   key repeats. The computed fields above win over a raw key of the same name, and keys the
-//   pipeline owns (RESERVED: scrapeId, error, cacheState, creditsUsed...) are never taken from the
-//   page: a page's <meta name="error"> must not mark a good scrape as failed, nor a
-//   <meta name="numPages" content="many"> break the response's types.
-// - sourceURL, url, statusCode, contentType from the context.
-// URLs (ogImage, ogUrl, favicon, canonicalUrl) are resolved against <base href>, else the page
-// URL. Values are trimmed; the parser decodes entities, and a value still holding an entity
-// (a site's double escaping, "Tom &amp;amp; Jerry") is decoded once more.
+// almost all of this lives. Which field comes from where: docs/design/scrape.md ("Page metadata").
 import type { AnyNode, Document, Element } from 'domhandler';
 import { isTag } from 'domhandler';
 import { textContent } from 'domutils';

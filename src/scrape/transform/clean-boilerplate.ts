@@ -1,0 +1,94 @@
+// Element removal rules of the content filter: the boilerplate inside the chosen container (nav,
+// menus, controls, ads, comment sections, link-dense blocks, skip links ...), or only the page-level
+// layout (header/nav/footer/aside) for the fallback to the whole body.
+import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
+import {
+  F_AD,
+  F_ARTICLE,
+  F_BOILER,
+  F_COMMENT,
+  F_HEADER,
+  F_NEG,
+  F_POS,
+  F_SEMANTIC,
+  F_SR_ONLY,
+} from './clean-classify.ts';
+import { isAncestor } from './clean-main-content.ts';
+import type { Info, Measure } from './clean-measure.ts';
+
+/** Dropped inside the main content (controls, dialogs). */
+const CONTROL_TAGS = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'datalist', 'dialog', 'form-control']);
+/** Containers a link-dense block is judged on. */
+const LINK_BLOCK_TAGS = new Set(['div', 'ul', 'ol', 'section', 'dl', 'table', 'tbody', 'p', 'span', 'header']);
+/** "Advertisement" labels, edge punctuation around them, and "skip to content" links. */
+const AD_LABEL = /^(advertisement|advertisements|advertising|sponsored( content)?|ad|ads|anzeige|publicité|publicidad|pubblicità|reklama|werbung)$/i;
+const EDGE_PUNCT = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
+const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
+
+/** Step 5: the boilerplate inside the container (outermost elements only). */
+export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean): Element[] {
+  const ri = m.info.get(root)!;
+  // A forum thread: the comments are the content (the container is, or is mostly, comments).
+  let forum = false;
+  for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent) forum = !!(m.info.get(p)!.flags & F_COMMENT);
+  if (!forum) {
+    let commentGood = 0;
+    for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
+    forum = commentGood > 0.5 * ri.good;
+  }
+  const half = 0.5 * ri.good;
+  const remove: Element[] = [];
+  const stack: Element[] = [];
+  pushChildren(stack, root);
+  while (stack.length) {
+    const el = stack.pop()!;
+    const ei = m.info.get(el);
+    if (!ei) continue;
+    const big = ei.good > half && ri.good > 0;
+    if (!big && (pageLevelOnly ? isLayoutBoilerplate(el, ei) : isBoilerplate(el, ei, forum))) remove.push(el);
+    // Nothing inside code is boilerplate (`<span class="hljs-comment">`).
+    else if (el.name !== 'pre' && el.name !== 'code') pushChildren(stack, el);
+  }
+  return remove;
+}
+
+function pushChildren(stack: Element[], el: ParentNode): void {
+  const kids = el.children;
+  for (let i = kids.length - 1; i >= 0; i--) {
+    const k = kids[i];
+    if (k.type === 'tag') stack.push(k as Element);
+  }
+}
+
+function isLayoutBoilerplate(el: Element, ei: Info): boolean {
+  if (ei.flags & F_BOILER) return true;
+  if (ei.flags & F_HEADER) return !keepHeader(ei);
+  return false;
+}
+
+/** A page-level <header> is kept when it holds the title (an h1, or a heading that is not a list of links). */
+function keepHeader(ei: Info): boolean {
+  return ei.h1 > 0 || (ei.headings > 0 && ei.link * 2 < ei.text);
+}
+
+function isBoilerplate(el: Element, ei: Info, forum: boolean): boolean {
+  const f = ei.flags;
+  if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
+  // Inside the content a header is kept when it holds any heading (listing cards link theirs).
+  if (f & F_HEADER) return ei.headings === 0;
+  if (f & F_SR_ONLY || f & F_AD) return true;
+  if (f & F_COMMENT && !forum && !(f & F_SEMANTIC)) return true;
+  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE)) return true;
+  // "Skip to content" links and "Advertisement" labels: short leaves (their text is one text node).
+  if (ei.text > 1 && ei.text < 40 && el.children.length === 1 && el.children[0].type === 'text') {
+    const t = (el.children[0] as Text).data.trim();
+    if (el.name === 'a' ? SKIP_LINK.test(t) : ei.text <= 20 && AD_LABEL.test(t.replace(EDGE_PUNCT, ''))) return true;
+  }
+  // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
+  if (LINK_BLOCK_TAGS.has(el.name) && ei.text > 0 && ei.link > 0.5 * ei.text && ei.headings === 0 && !(forum && ei.text < 80)) {
+    // A paragraph that is one sentence-long link is content ("Read the report").
+    if (el.name === 'p' || el.name === 'span') return ei.link > 0.8 * ei.text && ei.text < 60;
+    return true;
+  }
+  return false;
+}

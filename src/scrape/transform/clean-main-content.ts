@@ -1,0 +1,157 @@
+// Main-content detection: descend from <body> into the child holding most of the weighted prose,
+// narrow to a semantic container, climb back for the title, or find the page title outside it.
+import { type AnyNode, type Element, isTag, type ParentNode } from 'domhandler';
+import { textContent } from 'domutils';
+import { F_BOILER, F_COMMENT, F_LOGO, F_NEG, F_POS } from './clean-classify.ts';
+import type { Measure } from './clean-measure.ts';
+
+/** Paragraph-level blocks: main-content detection does not descend into them. */
+const LEAF_BLOCKS = new Set(['p', 'pre', 'blockquote', 'ul', 'ol', 'dl', 'li', 'dd', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'figure', 'figcaption', 'address', 'code', 'details', 'summary', 'caption', 'th']);
+
+function elementChildren(el: ParentNode): Element[] {
+  return el.children.filter(isTag);
+}
+
+export function bodyNodes(m: Measure): AnyNode[] {
+  return [...m.body.children];
+}
+
+/** Similar items (forum posts, answers, cards): same tag and a class in common. */
+function similar(a: Element, b: Element): boolean {
+  if (a.name !== b.name) return false;
+  const ca = a.attribs.class?.trim();
+  const cb = b.attribs.class?.trim();
+  if (!ca || !cb) return !ca && !cb && (a.name === 'article' || a.name === 'li' || a.name === 'section' || a.name === 'tr');
+  const set = new Set(ca.split(/\s+/));
+  return cb.split(/\s+/).some((c) => set.has(c));
+}
+
+function descend(m: Measure, from: Element): Element {
+  let c = from;
+  for (;;) {
+    const ci = m.info.get(c)!;
+    if (ci.mass <= 0) return c;
+    let best: Element | null = null;
+    let bestMass = 0;
+    const kids = elementChildren(c);
+    for (const k of kids) {
+      const ki = m.info.get(k);
+      if (ki && ki.mass > bestMass) {
+        best = k;
+        bestMass = ki.mass;
+      }
+    }
+    // Paragraph-level blocks are never the container: their parent is (it also holds the code,
+    // tables and figures next to them).
+    if (!best || bestMass < 0.8 * ci.mass || LEAF_BLOCKS.has(best.name)) return c;
+    const bi = m.info.get(best)!;
+    let stop = false;
+    for (const k of kids) {
+      if (k === best) continue;
+      const ki = m.info.get(k)!;
+      // One of several similar items: the list is the content.
+      if (ki.good >= 150 && similar(k, best)) stop = true;
+      // A sibling with substantial prose that nothing marks as boilerplate.
+      else if (ki.good >= 300 && ki.good >= 0.15 * bi.good && ki.mult >= ci.mult && ki.link < 0.3 * ki.text) stop = true;
+      if (stop) break;
+    }
+    if (stop) return c;
+    c = best;
+  }
+}
+
+export function isAncestor(a: ParentNode, b: AnyNode): boolean {
+  for (let p = b.parent; p; p = p.parent) if (p === a) return true;
+  return false;
+}
+
+/** The main-content container, and a page title to put before it when it sits outside. */
+export function findMain(m: Measure, docTitle: string): { container: Element; title: Element | null } {
+  const body = m.body as Element;
+  let c = descend(m, body);
+  // A semantic container (main, role=main, articleBody, the single article) inside the choice.
+  const ci0 = m.info.get(c)!;
+  const articles = m.articles.filter((a) => a.parent && m.info.get(a)!.good >= 100);
+  const semantic = articles.length === 1 ? [...m.semantic, articles[0]] : m.semantic;
+  let narrowed: Element | null = null;
+  for (const s of semantic) {
+    if (!s.parent || s === c || !isAncestor(c, s)) continue;
+    const si = m.info.get(s)!;
+    if (si.mass >= 0.6 * ci0.mass && (!narrowed || m.info.get(narrowed)!.text > si.text)) narrowed = s;
+  }
+  if (narrowed) c = descend(m, narrowed);
+  // Climb back to an ancestor bringing the title or the semantic container, if it adds little.
+  const base = m.info.get(c)!;
+  let up: Element = c;
+  for (let p = c.parent, level = 0; p && isTag(p) && p !== body && level < 3; p = p.parent, level++) {
+    const pi = m.info.get(p)!;
+    if (pi.good - base.good > 0.3 * base.good + 50) break;
+    if ((pi.h1 > base.h1 && base.h1 === 0) || semantic.includes(p)) up = p;
+  }
+  c = up;
+  const cInfo = m.info.get(c)!;
+  let title: Element | null = null;
+  if (cInfo.h1 === 0 && c !== body) title = pageTitle(m, c) ?? titleLike(m, c, docTitle);
+  return { container: c, title };
+}
+
+/** The last page <h1> before the container, close to it and not a logo or in nav/footer/aside. */
+function pageTitle(m: Measure, c: Element): Element | null {
+  const ci = m.info.get(c)!;
+  let found: Element | null = null;
+  for (const h of m.h1s) {
+    const hi = m.info.get(h);
+    if (!hi || !h.parent || hi.idx > ci.idx) continue;
+    if (hi.text === 0 || hi.link > 0.8 * hi.text || hi.flags & F_LOGO) continue;
+    let ok = true;
+    for (let p: ParentNode | null = h.parent; p && isTag(p); p = p.parent) {
+      const pi = m.info.get(p);
+      if (!pi || pi.flags & (F_BOILER | F_LOGO | F_COMMENT) || (pi.flags & F_NEG && !(pi.flags & F_POS))) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) found = h;
+  }
+  if (!found) return null;
+  // "Just outside": the common ancestor is at most four levels above the container.
+  let anc: ParentNode | null = c;
+  for (let level = 0; anc && level <= 4; anc = anc.parent, level++) if (isAncestor(anc, found)) return found;
+  return null;
+}
+
+const TITLE_SEPARATORS = /\s+[|\-–—·:»/]\s+/;
+
+function normalize(s: string): string {
+  return s.replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+/**
+ * Pages without an <h1> ("div soup"): a short block just before the container whose text is the
+ * document <title> or one of its " | "-separated parts.
+ */
+function titleLike(m: Measure, c: Element, docTitle: string): Element | null {
+  const t = normalize(docTitle);
+  if (t.length < 8) return null;
+  const wanted = new Set([t, ...t.split(TITLE_SEPARATORS).filter((x) => x.length >= 8)]);
+  const own = normalize(textContent(c));
+  for (const w of wanted) if (own.includes(w)) return null;
+  let child: Element = c;
+  for (let level = 0; level < 4 && child.parent && isTag(child.parent) && child.parent !== m.body; level++) {
+    const parent: Element = child.parent;
+    // Preceding siblings, nearest first, and their descendants.
+    for (let sib = child.prev; sib; sib = sib.prev) {
+      if (!isTag(sib)) continue;
+      const stack: Element[] = [sib];
+      while (stack.length) {
+        const el = stack.pop()!;
+        const ei = m.info.get(el);
+        if (!ei || ei.text === 0 || ei.text > 300 || ei.flags & (F_BOILER | F_LOGO)) continue;
+        if (wanted.has(normalize(textContent(el)))) return el;
+        for (const k of elementChildren(el)) stack.push(k);
+      }
+    }
+    child = parent;
+  }
+  return null;
+}
