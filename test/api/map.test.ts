@@ -18,7 +18,8 @@ import {
   startFixtureSite,
 } from '../fixtures/site/index.ts';
 import { scriptedServer } from '../crawl/helpers.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
 
 
@@ -26,14 +27,14 @@ type Link = { url: string; title?: string; description?: string };
 
 let site: FixtureSite;
 let svc: TestService;
-let api: ReturnType<typeof client>;
+let api: Api;
 let main: string; // http://localhost:PORT
 let blog: string; // http://blog.localhost:PORT
 
 before(async () => {
   site = await startFixtureSite();
   svc = await startTestService();
-  api = client(svc.url, svc.key);
+  api = apiClient(svc);
   main = site.hostOrigin('localhost');
   blog = site.hostOrigin('blog');
 });
@@ -309,7 +310,7 @@ describe('SSRF', () => {
   after(() => strict?.destroy());
 
   test('private and loopback targets are refused with 403 and never contacted', async () => {
-    const call = client(strict.url, strict.key);
+    const call = apiClient(strict);
     const before = site.requests.length;
     for (const body of [
       { url: `${site.origin}/` },

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 
 let svc: TestService;
 before(async () => {
@@ -30,7 +31,7 @@ function serverRoutes(): string[] {
 }
 
 test('the OpenAPI document validates and lists every route', async () => {
-  const res = await client(svc.url)('GET', '/v2/openapi.json');
+  const res = await apiClient({ url: svc.url })('GET', '/v2/openapi.json');
   assert.equal(res.status, 200);
   const doc = res.json;
   assert.match(doc.openapi, /^3\./);

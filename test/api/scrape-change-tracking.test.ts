@@ -9,11 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, brandStyle, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, type ScrapeFormatBody, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 
 describe('changeTracking and branding formats', () => {
   let svc: TestService;
-  let api: ReturnType<typeof client>;
+  let api: Api;
   let site: FixtureSite;
   let server: http.Server;
   let origin: string;
@@ -26,7 +27,7 @@ describe('changeTracking and branding formats', () => {
   before(async () => {
     site = await startFixtureSite();
     svc = await startTestService();
-    api = client(svc.url, svc.key);
+    api = apiClient(svc);
     server = http.createServer((_req, res) => res.writeHead(page.status, { 'content-type': 'text/html' }).end(page.body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -37,8 +38,8 @@ describe('changeTracking and branding formats', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  const track = async (path: string, format: Record<string, unknown> = { type: 'changeTracking', modes: ['git-diff'] }, key?: string) => {
-    const res = await (key ? client(svc.url, key) : api)('POST', '/v2/scrape', { url: `${origin}${path}`, formats: ['markdown', format] });
+  const track = async (path: string, format: ScrapeFormatBody = { type: 'changeTracking', modes: ['git-diff'] }, key?: string) => {
+    const res = await (key ? apiClient(svc, key) : api).scrape({ url: `${origin}${path}`, formats: ['markdown', format] });
     assert.equal(res.status, 200, res.text);
     return res.json.data;
   };
@@ -66,7 +67,7 @@ describe('changeTracking and branding formats', () => {
   });
 
   test('json mode: fields that changed, previous and current', async () => {
-    const format = { type: 'changeTracking', modes: ['json'], schema: { type: 'object', properties: { price: { type: 'string' } } } };
+    const format: ScrapeFormatBody = { type: 'changeTracking', modes: ['json'], schema: { type: 'object', properties: { price: { type: 'string' } } } };
     page = { status: 200, body: article('$12') };
     const first = await track('/tea', format);
     assert.equal(first.changeTracking.changeStatus, 'new');
@@ -95,14 +96,14 @@ describe('changeTracking and branding formats', () => {
       [{ url, formats: ['markdown', { type: 'changeTracking', modes: ['json'] }] }, /body\.formats\.1\.modes/],
     ];
     for (const [body, message] of cases) {
-      const res = await api('POST', '/v2/scrape', body);
+      const res = await api.scrapeRaw(body);
       assert.equal(res.status, 400, res.text);
       assert.match(res.json.error, message);
     }
   });
 
   test('branding: the colours and fonts the page CSS sets, from the browser', async () => {
-    const res = await api('POST', '/v2/scrape', { url: site.url('/brand'), formats: ['branding'] });
+    const res = await api.scrape({ url: site.url('/brand'), formats: ['branding'] });
     assert.equal(res.status, 200, res.text);
     const b = res.json.data.branding;
     assert.equal(res.json.data.metadata.engine, 'browser');

@@ -12,7 +12,8 @@ import { migrate } from '../../src/store/migrations.ts';
 import { createApiKey, ensureTeam, findCallerByKey, previewKey } from '../../src/store/teams.ts';
 import { monthlyUsage, recordTokens } from '../../src/store/usage.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
-import { client, startTestService, storeKinds, testEnv } from '../helpers/service.ts';
+import { apiClient } from '../helpers/api.ts';
+import { startTestService, storeKinds, testEnv } from '../helpers/service.ts';
 import { LlmError } from '../../src/errors.ts';
 
 const PAGE = '# Acme Widget\n\nThe Acme Widget costs 12.50 EUR and ships in 3 days.\n';
@@ -462,7 +463,7 @@ for (const store of storeKinds) {
         const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 2));
         await recordTokens(service.db, { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: null, tokens: 5, at: lastMonth });
 
-        const call = client(service.url, service.key);
+        const call = apiClient(service);
         const total = await call('GET', '/v1/team/token-usage/historical');
         assert.equal(total.status, 200, total.text);
         assert.deepEqual(
