@@ -185,8 +185,7 @@ for (const store of storeKinds) {
       const urls = Array.from({ length: 8 }, (_, i) => `${main}/slow?ms=700&n=${i}`);
       const { id } = await api.startBatch({ urls, maxConcurrency: 1 });
       const seen = () => site.requests.filter((r) => r.path.startsWith('/slow?ms=700&n=')).length;
-      const t0 = Date.now();
-      while (seen() === 0 && Date.now() - t0 < 10_000) await sleep(50);
+      await site.requested('the first slow page', () => seen() > 0, 10_000);
       const del = await api.cancelBatch(id);
       assert.equal(del.status, 200, del.text);
       assert.deepEqual(del.json, { status: 'cancelled' });

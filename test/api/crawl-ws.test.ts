@@ -12,6 +12,7 @@ import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
 import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import { Waiters } from '../helpers/waiters.ts';
 import '../helpers/loopback-dns.ts';
 
 
@@ -34,25 +35,22 @@ function watch(url: string, init?: string[] | { headers: Record<string, string> 
   // Node's WebSocket (undici) also takes {headers}: the SDK in Python sends the key that way.
   const ws = new WebSocket(url, init as string[]);
   const messages: Msg[] = [];
+  const arrivals = new Waiters();
   const w: Watch = {
     ws,
     messages,
     opened: false,
     closed: new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason }))),
-    async next(pred, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const hit = messages.find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline) assert.fail(`no such message; got ${messages.map((m) => m.type).join(' ')}`);
-        await sleep(20);
-      }
+    next(pred, ms = 30_000) {
+      const timedOut = () => new assert.AssertionError({ message: `no such message; got ${messages.map((m) => m.type).join(' ')}` });
+      return arrivals.until(() => messages.find(pred), ms, timedOut);
     },
   };
   ws.addEventListener('open', () => (w.opened = true));
   ws.addEventListener('message', (e) => {
     assert.equal(typeof e.data, 'string', 'text frames');
     messages.push({ ...JSON.parse(e.data as string), at: Date.now() });
+    arrivals.notify();
   });
   return w;
 }

@@ -14,7 +14,7 @@ import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
 import { type Api, type ApiResponse, apiClient } from '../helpers/api.ts';
 import { type TestService, startTestService } from '../helpers/service.ts';
 
-const fixtures = join(import.meta.dirname, '..', 'extract', 'fixtures');
+const fixtures = join(import.meta.dirname, '..', 'extractors', 'fixtures');
 
 const productLd = {
   '@context': 'https://schema.org',

@@ -97,9 +97,13 @@ async function startScrapeService(store: StoreKind): Promise<TestService> {
   return svc;
 }
 
+/** A client of the first store's service, for the store-independent tests. */
+let api: Api;
+
 before(async () => {
   site = await startFixtureSite();
   for (const store of storeKinds) services.set(store, await startScrapeService(store));
+  api = apiClient(services.get(storeKinds[0])!);
 });
 after(async () => {
   for (const svc of services.values()) await svc.destroy();
@@ -110,12 +114,6 @@ after(async () => {
 // Store-independent behaviour, on the first store (PGlite).
 
 describe('scrape formats', () => {
-  let api: Api;
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    api = apiClient(svc);
-  });
-
   test('markdown: GFM table, fenced code with its language, nested lists, absolute links and images; boilerplate gone', async () => {
     const a = articles[0];
     const res = await api.scrape({ url: site.url('/articles/1') });
@@ -326,12 +324,6 @@ describe('scrape formats', () => {
 });
 
 describe('scrape metadata', () => {
-  let api: Api;
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    api = apiClient(svc);
-  });
-
   test('every field, sourceURL as asked and url after redirects', async () => {
     const a = articles[0];
     const asked = site.url('/redirect/301');
@@ -433,12 +425,7 @@ describe('scrape metadata', () => {
 });
 
 describe('scrape request validation', () => {
-  let api: Api;
   const url = () => site.url('/articles/1');
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    api = apiClient(svc);
-  });
 
   test('formats that cannot be produced as asked are refused by name', async () => {
     // The AI formats, changeTracking, branding, audio and video are accepted
@@ -500,12 +487,6 @@ describe('scrape request validation', () => {
 });
 
 describe('fetching through the API', () => {
-  let api: Api;
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    api = apiClient(svc);
-  });
-
   test('redirects 301/302/303/307/308, absolute, a chain, and a meta refresh', async () => {
     const cases: [string, number][] = [
       ['/redirect/301', 1],
@@ -599,10 +580,8 @@ describe('fetching through the API', () => {
 
 describe('scrape errors', () => {
   let svc: TestService;
-  let api: Api;
   before(() => {
     svc = services.get(storeKinds[0])!;
-    api = apiClient(svc);
   });
 
   test('a slow target times out with 408 SCRAPE_TIMEOUT, promptly', async () => {
@@ -689,7 +668,7 @@ describe('scrape errors', () => {
     const busyUrls = Array.from({ length: max }, () => freshUrl('/slow?ms=2500'));
     const busy = busyUrls.map((url) => mine.scrape({ url }));
     // Every slot is taken once the fixture has seen every slow request.
-    for (let i = 0; i < 200 && busyUrls.some((u) => hits(u) === 0); i++) await new Promise((r) => setTimeout(r, 10));
+    await site.requested('every slow request', () => busyUrls.every((u) => hits(u) > 0));
     assert.ok(busyUrls.every((u) => hits(u) === 1), 'the slow requests reached the fixture');
     const impatientUrl = freshUrl('/about');
     const impatient = mine.scrape({ url: impatientUrl, timeout: 1000 });
@@ -739,11 +718,11 @@ describe('SSRF', () => {
   test('without GLEANER_ALLOW_PRIVATE_NETWORK loopback targets are 403 SCRAPE_BLOCKED_URL and never contacted', async () => {
     const strict = await startTestService({ env: { GLEANER_ALLOW_PRIVATE_NETWORK: 'false' } });
     try {
-      const api = apiClient(strict);
+      const strictApi = apiClient(strict);
       const before = site.requests.length;
       // Loopback only: even if the guard regressed, no traffic could leave the machine.
       for (const url of [site.url('/articles/1'), `${site.hostOrigin('localhost')}/articles/1`, `http://[::1]:${site.port}/`, `http://127.0.0.2:${site.port}/`]) {
-        const res = await api.scrape({ url });
+        const res = await strictApi.scrape({ url });
         assertError(res, 403, 'SCRAPE_BLOCKED_URL');
         assert.match(res.json.error, /GLEANER_ALLOW_PRIVATE_NETWORK/);
       }
@@ -752,14 +731,11 @@ describe('SSRF', () => {
       await strict.destroy();
     }
     // The services of this file run with the setting on: the same URL works.
-    const svc = services.get(storeKinds[0])!;
-    const ok = await apiClient(svc).scrape({ url: site.url('/articles/1') });
+    const ok = await api.scrape({ url: site.url('/articles/1') });
     assert.equal(ok.status, 200);
   });
 
   test('a redirect from an allowed (public) host to a private address is refused', async () => {
-    const svc = services.get(storeKinds[0])!;
-    const api = apiClient(svc);
     const pub = `http://public.test:${site.port}`;
     // The hook lets the "public" host through: a same-host redirect works.
     const ok = await api('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent('/about')}` });

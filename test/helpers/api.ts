@@ -52,6 +52,18 @@ export interface JobDoc {
   metadata: { sourceURL: string; url: string; statusCode: number; scrapeId: string; title?: string };
 }
 
+/** A fetch Response as tests read it. */
+async function answer(res: Response): Promise<ApiResponse> {
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
 /** The client of `target` calling with `key` (the target's own by default; none: unauthenticated). */
 export function apiClient(target: ApiTarget, key: string | undefined = target.key) {
   const call: Call = async (method, path, body, headers = {}) => {
@@ -64,14 +76,7 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
       },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, json, text };
+    return answer(res);
   };
   /** Reads of what a scrape stores after its answer wait for that storage first (in this process). */
   const settled = async () => target.settled?.();
@@ -128,14 +133,7 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
       else form.append('options', text);
     }
     const res = await fetch(`${target.url}/v2/parse`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {}, body: form });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, json, text };
+    return answer(res);
   }
 
   return Object.assign(call, {

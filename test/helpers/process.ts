@@ -2,6 +2,7 @@
 // the given environment: their output as it comes, and waits on it (checked as output arrives).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Waiters } from './waiters.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -27,47 +28,29 @@ export function startNode(script: string, args: string[], env: Record<string, st
   });
   const stdout: string[] = [];
   const stderr: string[] = [];
-  const listeners = new Set<() => void>();
-  const changed = () => {
-    for (const l of listeners) l();
-  };
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout.push(d), changed()));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr.push(d), changed()));
+  const output = new Waiters();
+  let closed = false;
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout.push(d), output.notify()));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr.push(d), output.notify()));
   const exit = once(child, 'exit').then(([code]) => code as number | null);
-  const closed = once(child, 'close').catch(() => undefined);
-  const output = () => `stderr: ${stderr.join('')} stdout: ${stdout.join('')}`;
+  // Once the process is gone and its output read to the end, waits fail.
+  void once(child, 'close').then(
+    () => ((closed = true), output.notify()),
+    () => undefined,
+  );
+  const printed = () => `stderr: ${stderr.join('')} stdout: ${stdout.join('')}`;
   const proc: NodeProcess = {
     child,
     stdout,
     stderr,
     exit,
     until<T>(what: string, fn: () => T | undefined, ms = 30_000): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        const done = (err?: Error, value?: T) => {
-          listeners.delete(check);
-          clearTimeout(timer);
-          if (err) reject(err);
-          else resolve(value as T);
-        };
-        const check = () => {
-          let v: T | undefined;
-          try {
-            v = fn();
-          } catch (err) {
-            return done(err as Error);
-          }
-          if (v !== undefined) done(undefined, v);
-        };
-        const timer = setTimeout(() => done(new Error(`${what} did not happen within ${ms} ms; ${output()}`)), ms);
-        listeners.add(check);
-        // Once the process is gone and its output read to the end: one last look.
-        void closed.then(() => {
-          if (!listeners.has(check)) return;
-          check();
-          if (listeners.has(check)) done(new Error(`${what} did not happen: the process exited (${child.exitCode}); ${output()}`));
-        });
-        check();
-      });
+      const tried = () => {
+        const value = fn();
+        if (value === undefined && closed) throw new Error(`${what} did not happen: the process exited (${child.exitCode}); ${printed()}`);
+        return value;
+      };
+      return output.until(tried, ms, () => new Error(`${what} did not happen within ${ms} ms; ${printed()}`));
     },
     line(text, ms) {
       return proc.until(`a line with "${text}"`, () => `${stdout.join('')}\n${stderr.join('')}`.split('\n').find((l) => l.includes(text)), ms);

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Waiters } from './waiters.ts';
 
 export interface Delivery {
   path: string;
@@ -30,7 +31,7 @@ export interface WebhookReceiver {
 /** Starts a receiver answering each delivery with `status(delivery)` (200 by default). */
 export async function startWebhookReceiver(status: (d: Delivery) => number = () => 200): Promise<WebhookReceiver> {
   const received: Delivery[] = [];
-  const waiters = new Set<() => void>();
+  const deliveries = new Waiters();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -41,7 +42,7 @@ export async function startWebhookReceiver(status: (d: Delivery) => number = () 
       received.push(d);
       const code = status(d);
       res.writeHead(code).end(code === 200 ? 'ok' : 'try later');
-      for (const w of waiters) w();
+      deliveries.notify();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,20 +52,8 @@ export async function startWebhookReceiver(status: (d: Delivery) => number = () 
     url: `${origin}/hook`,
     received,
     until(what, cond, timeoutMs = 20_000) {
-      if (cond()) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const check = () => {
-          if (!cond()) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new assert.AssertionError({ message: `timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.type, r.body.id]))}` }));
-        }, timeoutMs);
-        waiters.add(check);
-      });
+      const timedOut = () => new assert.AssertionError({ message: `timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.type, r.body.id]))}` });
+      return deliveries.until(cond, timeoutMs, timedOut).then(() => undefined);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
