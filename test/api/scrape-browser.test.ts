@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, jsText, startFixtureSite } from '../fixtures/site/index.ts';
+import { type FixtureSite, jsText } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
-import { type TestService, startTestService } from '../helpers/service.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService } from '../helpers/service.ts';
 
 let site: FixtureSite;
 let svc: TestService;
@@ -22,15 +22,8 @@ function pngSize(b: Buffer): { width: number; height: number } {
   return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
 }
 
-before(async () => {
-  site = await startFixtureSite();
-  svc = await startTestService();
-  api = apiClient(svc);
-});
-after(async () => {
-  await svc?.destroy();
-  await site?.close();
-});
+before(async () => ({ site, svc, api } = await startSiteAndService()));
+after(() => stopSiteAndService(svc, site));
 
 describe('engine choice', () => {
   test('a page only JavaScript fills is rendered in the browser; a plain page stays on HTTP', async () => {

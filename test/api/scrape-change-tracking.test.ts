@@ -8,9 +8,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, brandStyle, startFixtureSite } from '../fixtures/site/index.ts';
+import { type FixtureSite, brandStyle } from '../fixtures/site/index.ts';
 import { type Api, type ScrapeFormatBody, apiClient } from '../helpers/api.ts';
-import { type TestService, startTestService } from '../helpers/service.ts';
+import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
 
 describe('changeTracking and branding formats', () => {
   let svc: TestService;
@@ -25,16 +25,13 @@ describe('changeTracking and branding formats', () => {
      <p>A steel kettle for the stove.</p><p>Price: ${price}</p>${extra}</main></body></html>`;
 
   before(async () => {
-    site = await startFixtureSite();
-    svc = await startTestService();
-    api = apiClient(svc);
+    ({ site, svc, api } = await startSiteAndService());
     server = http.createServer((_req, res) => res.writeHead(page.status, { 'content-type': 'text/html' }).end(page.body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
-    await svc?.destroy();
-    await site?.close();
+    await stopSiteAndService(svc, site);
     await new Promise((resolve) => server?.close(resolve));
   });
 

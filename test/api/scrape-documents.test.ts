@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
+import type { FixtureSite } from '../fixtures/site/index.ts';
 import { buildReportPdf, buildTextPdf, documentTexts } from '../fixtures/site/documents.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
-import { type Api, apiClient } from '../helpers/api.ts';
-import { type TestService, startTestService } from '../helpers/service.ts';
+import type { Api } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
 
 describe('scrape of document URLs', () => {
   let site: FixtureSite;
@@ -20,9 +20,7 @@ describe('scrape of document URLs', () => {
   let extraUrl: string;
 
   before(async () => {
-    site = await startFixtureSite();
-    svc = await startTestService();
-    api = apiClient(svc);
+    ({ site, svc, api } = await startSiteAndService());
     // Files the fixture site does not serve: an encrypted PDF and a legacy Word file.
     const legacyDoc = Buffer.alloc(2048);
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(legacyDoc);
@@ -37,8 +35,7 @@ describe('scrape of document URLs', () => {
     extraUrl = `http://127.0.0.1:${(extra.address() as AddressInfo).port}`;
   });
   after(async () => {
-    await svc?.destroy();
-    await site?.close();
+    await stopSiteAndService(svc, site);
     await new Promise((resolve) => extra?.close(resolve));
   });
 

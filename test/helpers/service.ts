@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { type Service, type StartOptions, startService } from '../../src/service.ts';
+import { type Db, openDb } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrations.ts';
 import { type FixtureSite, type FixtureSiteOptions, startFixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from './api.ts';
 
@@ -59,6 +61,26 @@ export async function testEnv(store: StoreKind): Promise<{ env: Record<string, s
   }
   const dir = await mkdtemp(join(tmpdir(), 'gleaner-test-'));
   return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The database of a fresh test environment on `store` (migrated unless `migrated` is false); `cleanup` closes and deletes it. */
+export async function openTestDb(store: StoreKind, { migrated = true } = {}): Promise<{ db: Db; cleanup: () => Promise<void> }> {
+  const { env, cleanup } = await testEnv(store);
+  const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+  try {
+    if (migrated) await migrate(db);
+  } catch (err) {
+    await db.close();
+    await cleanup();
+    throw err;
+  }
+  return {
+    db,
+    cleanup: async () => {
+      await db.close();
+      await cleanup();
+    },
+  };
 }
 
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {

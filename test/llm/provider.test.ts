@@ -7,13 +7,12 @@ import { after, before, describe, test } from 'node:test';
 import { type LlmConfig, loadConfig } from '../../src/config.ts';
 import { LlmProvider, type LlmProviderOptions, type UsageOwner } from '../../src/llm/provider.ts';
 import { jsonExtractionPrompt } from '../../src/llm/prompts.ts';
-import { type Db, openDb } from '../../src/store/db.ts';
-import { migrate } from '../../src/store/migrations.ts';
+import type { Db } from '../../src/store/db.ts';
 import { createApiKey, ensureTeam, findCallerByKey, previewKey } from '../../src/store/teams.ts';
 import { monthlyUsage, recordTokens } from '../../src/store/usage.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
 import { apiClient } from '../helpers/api.ts';
-import { startTestService, storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, startTestService, storeKinds } from '../helpers/service.ts';
 import { LlmError } from '../../src/errors.ts';
 
 const PAGE = '# Acme Widget\n\nThe Acme Widget costs 12.50 EUR and ships in 3 days.\n';
@@ -38,19 +37,6 @@ async function expectLlmError(p: Promise<unknown>, code: string): Promise<LlmErr
     return err;
   }
   assert.fail(`expected ${code}, the call succeeded`);
-}
-
-async function openTestDb(store: 'pglite' | 'postgres'): Promise<{ db: Db; cleanup: () => Promise<void> }> {
-  const { env, cleanup } = await testEnv(store);
-  const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
-  await migrate(db);
-  return {
-    db,
-    cleanup: async () => {
-      await db.close();
-      await cleanup();
-    },
-  };
 }
 
 async function ledgerRows(db: Db, teamId: string) {
