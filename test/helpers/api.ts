@@ -1,6 +1,7 @@
 // A typed client of the v2 API for tests (the idea of Firecrawl's __tests__/snips/v2/lib.ts): one
 // function per call, request bodies typed by the contract (src/contract/); the *Raw forms take any
-// body, for validation and error cases. Answers come back whole (status, json, text) to assert on.
+// body, for validation and error cases. Answers come back whole (status, json, text) to assert on;
+// reads of what a scrape stores after its answer first wait for that storage (Service.settled).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
@@ -137,9 +138,6 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
   }
 
   return Object.assign(call, {
-    url: target.url,
-    key,
-
     scrape: (body: ScrapeBody) => call('POST', '/v2/scrape', body),
     scrapeRaw: (body: unknown) => call('POST', '/v2/scrape', body),
     async getScrape(id: string) {
@@ -201,12 +199,7 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
     parse: (file: Uint8Array, fileName: string, options?: ParseOptionsBody, opts: ParseUploadOptions = {}) => parseRaw(file, fileName, options, opts),
     parseRaw,
 
-    /** GET /v2/team/credit-usage once the storage of earlier scrapes is done. */
-    async creditUsage() {
-      await settled();
-      return call('GET', '/v2/team/credit-usage');
-    },
-    /** The team's creditsUsed (asserting 200). */
+    /** The team's creditsUsed (asserting 200), once the storage of earlier scrapes is done. */
     async creditsUsed(): Promise<number> {
       await settled();
       const res = await call('GET', '/v2/team/credit-usage');
