@@ -17,6 +17,8 @@ export interface Service {
   queue: JobQueue;
   /** Base URL the server listens on, e.g. http://127.0.0.1:3002 */
   url: string;
+  /** Settles once the storage of scrapes answered so far is done (src/scrape/pending-writes.ts). */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     config,
     queue,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    settled: () => stack.scraper.pendingWrites.drain(),
     stop() {
       stopping ??= stopGracefully(app, queue, db, config.shutdownTimeoutMs, cleanupJobs);
       return stopping;

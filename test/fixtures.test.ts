@@ -781,7 +781,7 @@ describe('fixture site', () => {
       (r) => r.text().then(() => 'answered', () => 'failed'),
       () => 'failed',
     );
-    while (other.requests.filter((r) => r.path.startsWith('/slow')).length < 2) await new Promise((r) => setTimeout(r, 5));
+    await other.requested('both slow requests', () => other.requests.filter((r) => r.path.startsWith('/slow')).length >= 2);
     const t0 = Date.now();
     await other.close();
     assert.ok(Date.now() - t0 < 1000, `close took ${Date.now() - t0} ms`);

@@ -3,70 +3,32 @@
 // once; on PGlite, a crawl outlives a graceful stop of the whole service and a SIGKILL of a
 // service process, resuming when the service starts again on the same data.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, newTestKey, startTestService, testEnv } from '../helpers/service.ts';
+import { type Api, type CrawlBody, apiClient } from '../helpers/api.ts';
+import { type NodeProcess, startNode } from '../helpers/process.ts';
+import { type TestService, newTestKey, startTestService, testEnv } from '../helpers/service.ts';
 import { urlKey } from '../../src/net/url-key.ts';
-
-const root = new URL('../../', import.meta.url).pathname;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
 });
 
-interface Proc {
-  child: ChildProcess;
-  out: string[];
-  exit: Promise<number | null>;
+/** `node <script>`, killed at the end of the file if still running. */
+function spawnNode(script: string, env: Record<string, string>): NodeProcess {
+  const p = startNode(script, [], env);
+  cleanups.push(() => p.kill());
+  return p;
 }
 
-/** `node <script>` with only `env` (plus PATH and HOME), killed at the end of the file if still running. */
-function spawnNode(script: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [script], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out: string[] = [];
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => out.push(d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => out.push(d));
-  const exit = once(child, 'exit').then(([code]) => code as number | null);
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exit;
-    }
-  });
-  return { child, out, exit };
-}
-
-/** Waits for a line containing `text` in the process's output; resolves to that line. */
-async function waitForLine(p: Proc, text: string, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const line = p.out.join('').split('\n').find((l) => l.includes(text));
-    if (line) return line;
-    if (p.child.exitCode !== null) throw new Error(`process exited (${p.child.exitCode}): ${p.out.join('')}`);
-    if (Date.now() > deadline) throw new Error(`no "${text}" within ${timeoutMs} ms: ${p.out.join('')}`);
-    await sleep(50);
-  }
-}
-
-type Api = ReturnType<typeof client>;
-type Doc = { metadata: { sourceURL: string } };
-
-async function startCrawl(api: Api, url: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await api('POST', '/v2/crawl', { url, sitemap: 'skip', crawlEntireDomain: true, ...extra });
-  assert.equal(res.status, 200, res.text);
-  return res.json.id as string;
+async function startCrawl(api: Api, url: string, extra: Omit<CrawlBody, 'url'> = {}): Promise<string> {
+  return api.startCrawl({ url, sitemap: 'skip', crawlEntireDomain: true, ...extra });
 }
 
 async function statusOf(api: Api, id: string): Promise<any> {
-  const res = await api('GET', `/v2/crawl/${id}?limit=1`);
+  const res = await api.crawlStatus(id, '?limit=1');
   assert.equal(res.status, 200, res.text);
   return res.json;
 }
@@ -81,28 +43,14 @@ async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, time
   }
 }
 
-/** Every document, following `next`. */
-async function allDocs(api: Api, base: string, id: string): Promise<Doc[]> {
-  const out: Doc[] = [];
-  let path: string | null = `/v2/crawl/${id}?limit=25`;
-  for (let i = 0; path && i < 1000; i++) {
-    const res = await api('GET', path);
-    assert.equal(res.status, 200, res.text);
-    out.push(...res.json.data);
-    if (!res.json.next || res.json.data.length === 0) break;
-    path = res.json.next.slice(base.length);
-  }
-  return out;
-}
-
 /** The crawl completed with exactly the pages /generated/1..total, each once (data and crawl_pages). */
-async function assertEveryPageOnce(api: Api, base: string, id: string, origin: string, total: number, query: (sql: string, params: unknown[]) => Promise<any[]>) {
+async function assertEveryPageOnce(api: Api, id: string, origin: string, total: number, query: (sql: string, params: unknown[]) => Promise<any[]>) {
   const status = await statusOf(api, id);
   assert.equal(status.status, 'completed');
   assert.equal(status.total, total);
   assert.equal(status.completed, total);
   assert.equal(status.creditsUsed, total, 'each page charged once');
-  const docs = await allDocs(api, base, id);
+  const docs = await api.crawlDocs(id, 25);
   const keys = docs.map((d) => urlKey(d.metadata.sourceURL)!);
   assert.equal(new Set(keys).size, keys.length, 'no page twice in the data');
   const expected = Array.from({ length: total }, (_, i) => urlKey(`${origin}/generated/${i + 1}?total=${total}&ms=${PAGE_MS}`)!);
@@ -133,10 +81,10 @@ describe('crawl durability', () => {
       // The API process runs no jobs: the two workers do all the crawling.
       const svc: TestService = await startTestService({ store: 'postgres', env: { GLEANER_WORKERS: '0' } });
       cleanups.push(() => svc.destroy());
-      const api = client(svc.url, svc.key);
+      const api = apiClient(svc);
       const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_CRAWL_CONCURRENCY: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
       const [victim, survivor] = [spawnNode('src/worker.ts', workerEnv), spawnNode('src/worker.ts', workerEnv)];
-      await Promise.all([waitForLine(victim, 'gleaner worker ready'), waitForLine(survivor, 'gleaner worker ready')]);
+      await Promise.all([victim.line('gleaner worker ready'), survivor.line('gleaner worker ready')]);
 
       const total = 120;
       const origin = site.hostOrigin('localhost');
@@ -159,7 +107,7 @@ describe('crawl durability', () => {
 
       await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 90_000);
       const recoveredS = (Date.now() - killedAt.getTime()) / 1000;
-      await assertEveryPageOnce(api, svc.url, id, origin, total, async (sql, params) => (await svc.db.query(sql, params)).rows);
+      await assertEveryPageOnce(api, id, origin, total, async (sql, params) => (await svc.db.query(sql, params)).rows);
       const fetched = site.requests.filter((r) => r.path.startsWith('/generated/') && r.path.includes(`total=${total}`)).length;
       console.log(
         `# crawl on 2 worker processes (postgres): one SIGKILLed holding ${held.length} pages; all ${total} pages done once, ` +
@@ -175,17 +123,17 @@ describe('crawl durability', () => {
     cleanups.push(() => first.destroy());
     const total = 30;
     const origin = site.hostOrigin('localhost');
-    const id = await startCrawl(client(first.url, first.key), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
-    await waitUntil('the crawl to be under way', async () => ((await statusOf(client(first.url, first.key), id)).completed >= 5 ? true : undefined), 30_000);
+    const id = await startCrawl(apiClient(first), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
+    await waitUntil('the crawl to be under way', async () => ((await statusOf(apiClient(first), id)).completed >= 5 ? true : undefined), 30_000);
     await first.stop();
     const second = await startTestService({ store: 'pglite', shareWith: first });
     cleanups.push(() => second.destroy());
-    const api = client(second.url, second.key);
+    const api = apiClient(second);
     const before = await statusOf(api, id);
     assert.equal(before.status, 'scraping', 'stopped mid-crawl');
     assert.ok(before.completed < total, `${before.completed} of ${total} done before the restart`);
     await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 30_000);
-    await assertEveryPageOnce(api, second.url, id, origin, total, async (sql, params) => (await second.db.query(sql, params)).rows);
+    await assertEveryPageOnce(api, id, origin, total, async (sql, params) => (await second.db.query(sql, params)).rows);
   });
 
   test('PGlite: a service process killed (SIGKILL) mid-crawl, then started again on the same data: the crawl completes, every page once', async () => {
@@ -193,19 +141,19 @@ describe('crawl durability', () => {
     cleanups.push(cleanup);
     const key = newTestKey();
     const env = { ...storeEnv, PORT: '0', GLEANER_API_KEY: key, GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
-    const urlOf = async (p: Proc) => JSON.parse(await waitForLine(p, 'gleaner ready')).url as string;
+    const urlOf = async (p: NodeProcess) => JSON.parse(await p.line('gleaner ready')).url as string;
     const first = spawnNode('src/server.ts', env);
     const base1 = await urlOf(first);
     const total = 30;
     const origin = site.hostOrigin('localhost');
-    const id = await startCrawl(client(base1, key), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
-    await waitUntil('the crawl to be under way', async () => ((await statusOf(client(base1, key), id)).completed >= 5 ? true : undefined), 30_000);
+    const id = await startCrawl(apiClient({ url: base1 }, key), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
+    await waitUntil('the crawl to be under way', async () => ((await statusOf(apiClient({ url: base1 }, key), id)).completed >= 5 ? true : undefined), 30_000);
     first.child.kill('SIGKILL');
     await first.exit;
 
     const second = spawnNode('src/server.ts', env);
     const base2 = await urlOf(second);
-    const api = client(base2, key);
+    const api = apiClient({ url: base2 }, key);
     assert.equal((await statusOf(api, id)).status, 'scraping', 'killed mid-crawl');
     await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 45_000);
     // crawl_pages through the API's view: total, completed and the data; the table is checked by the graceful case.
@@ -213,7 +161,7 @@ describe('crawl durability', () => {
     assert.equal(status.total, total);
     assert.equal(status.completed, total);
     assert.equal(status.creditsUsed, total);
-    const keys = (await allDocs(api, base2, id)).map((d) => urlKey(d.metadata.sourceURL)!);
+    const keys = (await api.crawlDocs(id, 25)).map((d) => urlKey(d.metadata.sourceURL)!);
     assert.equal(new Set(keys).size, keys.length, 'no page twice in the data');
     assert.equal(keys.length, total);
     second.child.kill('SIGTERM');

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type FixtureSite, type RecordedRequest, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import type { FixtureSite, RecordedRequest } from '../fixtures/site/index.ts';
+import { type Api, type CrawlBody, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
 
 
@@ -43,42 +44,27 @@ for (const store of storeKinds) {
   describe(`crawl politeness (${store})`, () => {
     let site: FixtureSite;
     let svc: TestService;
-    let api: ReturnType<typeof client>;
+    let api: Api;
 
     before(async () => {
       const hosts = ['delay', 'together', 'ignore', 'cancel'].map((h) => `${h}-${store}.localhost`);
-      site = await startFixtureSite({ crawlDelays: { ...Object.fromEntries(hosts.map((h) => [h, CRAWL_DELAY])), [`fast-${store}.localhost`]: null } });
       // The defaults of a deployment (the test helper turns Crawl-delay off for the other tests).
-      svc = await startTestService({ store, env: { GLEANER_MAX_CRAWL_DELAY: '' } });
-      api = client(svc.url, svc.key);
+      ({ site, svc, api } = await startSiteAndService({
+        store,
+        env: { GLEANER_MAX_CRAWL_DELAY: '' },
+        site: { crawlDelays: { ...Object.fromEntries(hosts.map((h) => [h, CRAWL_DELAY])), [`fast-${store}.localhost`]: null } },
+      }));
     });
-    after(async () => {
-      await svc?.destroy();
-      await site?.close();
-    });
+    after(() => stopSiteAndService(svc, site));
 
-    async function crawl(call: ReturnType<typeof client>, body: Record<string, unknown>): Promise<string> {
-      const res = await call('POST', '/v2/crawl', { sitemap: 'skip', crawlEntireDomain: true, ...body });
-      assert.equal(res.status, 200, res.text);
-      return res.json.id as string;
-    }
-
-    async function finish(call: ReturnType<typeof client>, id: string, timeoutMs = 30_000): Promise<any> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const res = await call('GET', `/v2/crawl/${id}`);
-        assert.equal(res.status, 200, res.text);
-        if (res.json.status !== 'scraping') return res.json;
-        if (Date.now() > deadline) assert.fail(`crawl ${id} still running: ${JSON.stringify({ ...res.json, data: res.json.data.length })}`);
-        await sleep(100);
-      }
-    }
+    /** A crawl of the whole host, without its sitemap. */
+    const crawl = (call: Api, body: CrawlBody) => call.startCrawl({ sitemap: 'skip', crawlEntireDomain: true, ...body });
 
     test('robots.txt Crawl-delay spaces the request starts to the host', async () => {
       const host = `delay-${store}.localhost`;
       // 6 pages: the later ones are more than 3 s away when admitted, so they go back to the queue.
       const id = await crawl(api, { url: `http://${host}:${site.port}/generated/1?total=6` });
-      const status = await finish(api, id);
+      const status = await api.waitForCrawl(id);
       assert.equal(status.status, 'completed');
       assert.equal(status.completed, 6);
       const reqs = pagesOf(site, host);
@@ -96,7 +82,7 @@ for (const store of storeKinds) {
       const host = `together-${store}.localhost`;
       const origin = `http://${host}:${site.port}`;
       const [a, b] = await Promise.all([crawl(api, { url: `${origin}/generated/1?total=4` }), crawl(api, { url: `${origin}/generated/1?total=3` })]);
-      for (const id of [a, b]) assert.equal((await finish(api, id)).status, 'completed');
+      for (const id of [a, b]) assert.equal((await api.waitForCrawl(id)).status, 'completed');
       const reqs = pagesOf(site, host);
       assert.equal(reqs.length, 7);
       assert.ok(reqs.some((r) => r.path.includes('total=4')) && reqs.some((r) => r.path.includes('total=3')));
@@ -112,7 +98,7 @@ for (const store of storeKinds) {
       const id = await crawl(api, { url: `http://${host}:${site.port}/generated/1?total=40` });
       await sleep(1700);
       assert.ok(pagesOf(site, host).length >= 2, 'under way');
-      const del = await api('DELETE', `/v2/crawl/${id}`);
+      const del = await api.cancelCrawl(id);
       assert.equal(del.status, 200, del.text);
       await sleep(1000);
       const seen = pagesOf(site, host).length;
@@ -125,7 +111,7 @@ for (const store of storeKinds) {
     test('ignoreRobotsTxt: no Crawl-delay', async () => {
       const host = `ignore-${store}.localhost`;
       const id = await crawl(api, { url: `http://${host}:${site.port}/generated/1?total=12`, ignoreRobotsTxt: true });
-      assert.equal((await finish(api, id)).completed, 12);
+      assert.equal((await api.waitForCrawl(id)).completed, 12);
       const reqs = pagesOf(site, host);
       assert.equal(reqs.length, 12);
       const span = reqs.at(-1)!.at - reqs[0].at;
@@ -137,7 +123,7 @@ for (const store of storeKinds) {
       const host = `fast-${store}.localhost`;
       const t0 = Date.now();
       const id = await crawl(api, { url: `http://${host}:${site.port}/generated/1?total=60&ms=50` });
-      assert.equal((await finish(api, id)).completed, 60);
+      assert.equal((await api.waitForCrawl(id)).completed, 60);
       const ms = Date.now() - t0;
       const reqs = pagesOf(site, host);
       assert.equal(reqs.length, 60);
@@ -152,8 +138,8 @@ for (const store of storeKinds) {
       const capped = await startTestService({ store, env: { GLEANER_HOST_MAX_CONCURRENCY: '2' } });
       try {
         const host = `capped-${store}.localhost`;
-        const id = await crawl(client(capped.url, capped.key), { url: `http://${host}:${site.port}/generated/1?total=12&ms=150`, ignoreRobotsTxt: true });
-        assert.equal((await finish(client(capped.url, capped.key), id)).completed, 12);
+        const id = await crawl(apiClient(capped), { url: `http://${host}:${site.port}/generated/1?total=12&ms=150`, ignoreRobotsTxt: true });
+        assert.equal((await apiClient(capped).waitForCrawl(id)).completed, 12);
         const reqs = pagesOf(site, host);
         assert.equal(reqs.length, 12);
         assert.equal(maxInFlight(reqs), 2);
@@ -166,8 +152,8 @@ for (const store of storeKinds) {
       const spaced = await startTestService({ store, env: { GLEANER_HOST_MIN_INTERVAL_MS: '400' } });
       try {
         const host = `spaced-${store}.localhost`;
-        const id = await crawl(client(spaced.url, spaced.key), { url: `http://${host}:${site.port}/generated/1?total=6`, ignoreRobotsTxt: true });
-        assert.equal((await finish(client(spaced.url, spaced.key), id)).completed, 6);
+        const id = await crawl(apiClient(spaced), { url: `http://${host}:${site.port}/generated/1?total=6`, ignoreRobotsTxt: true });
+        assert.equal((await apiClient(spaced).waitForCrawl(id)).completed, 6);
         const g = gaps(pagesOf(site, host));
         assert.equal(g.length, 5);
         assert.ok(

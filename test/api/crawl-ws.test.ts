@@ -9,7 +9,9 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import { Waiters } from '../helpers/waiters.ts';
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
 
@@ -33,25 +35,22 @@ function watch(url: string, init?: string[] | { headers: Record<string, string> 
   // Node's WebSocket (undici) also takes {headers}: the SDK in Python sends the key that way.
   const ws = new WebSocket(url, init as string[]);
   const messages: Msg[] = [];
+  const arrivals = new Waiters();
   const w: Watch = {
     ws,
     messages,
     opened: false,
     closed: new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason }))),
-    async next(pred, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const hit = messages.find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline) assert.fail(`no such message; got ${messages.map((m) => m.type).join(' ')}`);
-        await sleep(20);
-      }
+    next(pred, ms = 30_000) {
+      const timedOut = () => new assert.AssertionError({ message: `no such message; got ${messages.map((m) => m.type).join(' ')}` });
+      return arrivals.until(() => messages.find(pred), ms, timedOut);
     },
   };
   ws.addEventListener('open', () => (w.opened = true));
   ws.addEventListener('message', (e) => {
     assert.equal(typeof e.data, 'string', 'text frames');
     messages.push({ ...JSON.parse(e.data as string), at: Date.now() });
+    arrivals.notify();
   });
   return w;
 }
@@ -92,52 +91,15 @@ for (const store of storeKinds) {
   describe(`crawl status stream (${store})`, () => {
     let site: FixtureSite;
     let svc: TestService;
-    let api: ReturnType<typeof client>;
+    let api: Api;
     let main: string;
     let wsBase: string;
 
     before(async () => {
-      site = await startFixtureSite();
-      svc = await startTestService({ store });
-      api = client(svc.url, svc.key);
-      main = site.hostOrigin('localhost');
+      ({ site, svc, api, main } = await startSiteAndService({ store }));
       wsBase = svc.url.replace(/^http/, 'ws');
     });
-    after(async () => {
-      await svc?.destroy();
-      await site?.close();
-    });
-
-    async function start(body: Record<string, unknown>): Promise<string> {
-      const res = await api('POST', '/v2/crawl', body);
-      assert.equal(res.status, 200, res.text);
-      return res.json.id as string;
-    }
-
-    async function finish(id: string, timeoutMs = 30_000): Promise<any> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const res = await api('GET', `/v2/crawl/${id}`);
-        assert.equal(res.status, 200, res.text);
-        if (res.json.status !== 'scraping') return res.json;
-        if (Date.now() > deadline) assert.fail(`crawl ${id} still running`);
-        await sleep(100);
-      }
-    }
-
-    /** Every document over HTTP, following `next`. */
-    async function allDocs(id: string): Promise<Doc[]> {
-      const out: Doc[] = [];
-      let path: string | null = `/v2/crawl/${id}`;
-      for (let i = 0; path && i < 1000; i++) {
-        const res = await api('GET', path);
-        assert.equal(res.status, 200, res.text);
-        out.push(...res.json.data);
-        if (!res.json.next || res.json.data.length === 0) break;
-        path = res.json.next.slice(svc.url.length);
-      }
-      return out;
-    }
+    after(() => stopSiteAndService(svc, site));
 
     const byKey = (docs: Doc[]) => {
       const map = new Map(docs.map((d) => [urlKey(d.metadata.sourceURL)!, d]));
@@ -157,7 +119,7 @@ for (const store of storeKinds) {
 
     test('a running crawl: catch-up, then documents as pages finish, then done; every page once, as GET has it', async () => {
       const total = 8;
-      const id = await start({ url: `${main}/generated/1?total=${total}`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.25 });
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=${total}`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.25 });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       const closed = await w.closed;
       assert.equal(closed.code, 1000, closed.reason);
@@ -186,9 +148,9 @@ for (const store of storeKinds) {
       const docs = streamed(w.messages);
       assert.equal(docs.length, total);
       assert.equal(done.completed, total);
-      const http = await finish(id);
+      const http = await api.waitForCrawl(id);
       assert.equal(http.status, 'completed');
-      assertSameDocs(docs, await allDocs(id));
+      assertSameDocs(docs, await api.crawlDocs(id));
       for (const d of docs) assert.equal(typeof d.markdown, 'string');
       finishedCrawl = id;
     });
@@ -203,9 +165,9 @@ for (const store of storeKinds) {
       );
       assert.equal(w.messages[0].data.status, 'completed');
       assert.equal(w.messages[1].data.status, 'completed');
-      assertSameDocs(streamed(w.messages), await allDocs(finishedCrawl));
+      assertSameDocs(streamed(w.messages), await api.crawlDocs(finishedCrawl));
       // The HTTP form of the same path is unchanged.
-      const res = await api('GET', `/v2/crawl/${finishedCrawl}`);
+      const res = await api.crawlStatus(finishedCrawl);
       assert.equal(res.status, 200);
       assert.equal(res.json.data.length, 8);
     });
@@ -252,11 +214,11 @@ for (const store of storeKinds) {
     });
 
     test('a cancelled crawl ends the stream with done, status cancelled', async () => {
-      const id = await start({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       await w.next((m) => m.type === 'catchup');
       await w.next((m) => m.type === 'document');
-      const del = await api('DELETE', `/v2/crawl/${id}`);
+      const del = await api.cancelCrawl(id);
       assert.equal(del.status, 200, del.text);
       const closed = await w.closed;
       assert.equal(closed.code, 1000, closed.reason);
@@ -266,14 +228,14 @@ for (const store of storeKinds) {
       assert.ok(last.data.completed < 50);
       const docs = streamed(w.messages);
       assert.ok(docs.length >= 1);
-      assertSameDocs(docs, await allDocs(id));
+      assertSameDocs(docs, await api.crawlDocs(id));
     });
 
     test('pages finishing out of admission order are each sent once', async () => {
       // A finished one-page crawl made to look running, with two more pages recorded by hand
       // (never due, so no worker claims them): the later page finishes first.
-      const id = await start({ url: `${main}/generated/1?total=5`, sitemap: 'skip', limit: 1 });
-      await finish(id);
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=5`, sitemap: 'skip', limit: 1 });
+      await api.waitForCrawl(id);
       await svc.db.query(`UPDATE crawls SET status = 'scraping', completed_at = NULL WHERE id = $1`, [id]);
       const addPage = (n: number) =>
         svc.db.query(`INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status, available_at) VALUES ($1, $2, $2, 1, 'queued', 'infinity')`, [id, `${main}/manual/${n}`]);
@@ -306,18 +268,18 @@ for (const store of storeKinds) {
         w.messages.map((m) => (m.type === 'document' ? m.data.markdown : m.type)),
         ['catchup', 'page 2', 'page 1', 'page 3', 'done'],
       );
-      assertSameDocs(streamed(w.messages), await allDocs(id));
+      assertSameDocs(streamed(w.messages), await api.crawlDocs(id));
     });
 
     test('the client leaving stops the stream; the service stays up', async () => {
-      const id = await start({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       await w.next((m) => m.type === 'catchup');
       w.ws.close();
       await w.closed;
       await sleep(700);
       assert.equal(svc.app.websocketServer.clients.size, 0);
-      assert.equal((await api('DELETE', `/v2/crawl/${id}`)).status, 200);
+      assert.equal((await api.cancelCrawl(id)).status, 200);
     });
   });
 }
@@ -327,7 +289,7 @@ describe('crawl status stream: shutdown', () => {
     const site = await startFixtureSite();
     const svc = await startTestService();
     try {
-      const res = await client(svc.url, svc.key)('POST', '/v2/crawl', {
+      const res = await apiClient(svc).crawl({
         url: `${site.hostOrigin('localhost')}/generated/1?total=2000`,
         sitemap: 'skip',
         crawlEntireDomain: true,

@@ -5,13 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, blogPaths, disallowedPages, generatedLinks, linkedPages, sitemapArticlePaths, sitemapOnlyPages, sitemapPagePaths, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { type FixtureSite, blogPaths, disallowedPages, generatedLinks, linkedPages, sitemapArticlePaths, sitemapOnlyPages, sitemapPagePaths } from '../fixtures/site/index.ts';
+import { type Api, type JobDoc, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
 
-
-type Doc = { markdown?: string; links?: string[]; rawHtml?: string; metadata: { sourceURL: string; url: string; statusCode: number; scrapeId: string } };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,59 +18,15 @@ for (const store of storeKinds) {
   describe(`crawl (${store})`, () => {
     let site: FixtureSite;
     let svc: TestService;
-    let api: ReturnType<typeof client>;
+    let api: Api;
     let main: string;
 
-    before(async () => {
-      site = await startFixtureSite();
-      svc = await startTestService({ store });
-      api = client(svc.url, svc.key);
-      main = site.hostOrigin('localhost');
-    });
-    after(async () => {
-      await svc?.destroy();
-      await site?.close();
-    });
+    before(async () => ({ site, svc, api, main } = await startSiteAndService({ store })));
+    after(() => stopSiteAndService(svc, site));
 
-    async function start(body: Record<string, unknown>): Promise<string> {
-      const res = await api('POST', '/v2/crawl', body);
-      assert.equal(res.status, 200, res.text);
-      assert.equal(res.json.success, true);
-      assert.equal(res.json.url, `${svc.url}/v2/crawl/${res.json.id}`);
-      return res.json.id as string;
-    }
-
-    async function finish(id: string, timeoutMs = 30_000): Promise<any> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const res = await api('GET', `/v2/crawl/${id}`);
-        assert.equal(res.status, 200, res.text);
-        if (res.json.status !== 'scraping') return res.json;
-        if (Date.now() > deadline) assert.fail(`crawl ${id} still running: ${JSON.stringify({ ...res.json, data: res.json.data.length })}`);
-        await sleep(100);
-      }
-    }
-
-    /** Every document, following `next` (with an optional page size). */
-    async function allDocs(id: string, limit?: number): Promise<Doc[]> {
-      const out: Doc[] = [];
-      let path: string | null = `/v2/crawl/${id}${limit ? `?limit=${limit}` : ''}`;
-      for (let i = 0; path && i < 1000; i++) {
-        const res = await api('GET', path);
-        assert.equal(res.status, 200, res.text);
-        if (limit) assert.ok(res.json.data.length <= limit);
-        out.push(...res.json.data);
-        if (!res.json.next) break;
-        assert.ok(res.json.next.startsWith(`${svc.url}/v2/crawl/${id}?skip=`), res.json.next);
-        path = res.json.next.slice(svc.url.length);
-        if (res.json.data.length === 0) break;
-      }
-      return out;
-    }
-
-    const keys = (docs: Doc[]) => docs.map((d) => urlKey(d.metadata.sourceURL)!);
+    const keys = (docs: JobDoc[]) => docs.map((d) => urlKey(d.metadata.sourceURL)!);
     const mainKeys = (paths: string[]) => paths.map((p) => urlKey(`${main}${p}`)!);
-    const assertOnce = (docs: Doc[]) => {
+    const assertOnce = (docs: JobDoc[]) => {
       const k = keys(docs);
       assert.equal(new Set(k).size, k.length, `duplicates: ${k.join(' ')}`);
     };
@@ -97,12 +52,12 @@ for (const store of storeKinds) {
     let siteCrawl: string;
 
     test('the fixture site: every linked robots-allowed page exactly once, markdown by default', async () => {
-      siteCrawl = await start({ url: `${main}/`, sitemap: 'skip' });
-      const status = await finish(siteCrawl);
+      siteCrawl = await api.startCrawl({ url: `${main}/`, sitemap: 'skip' });
+      const status = await api.waitForCrawl(siteCrawl);
       assert.equal(status.status, 'completed');
       assert.ok(status.completedAt && status.expiresAt && status.createdAt);
       assert.equal(typeof status.duration, 'number');
-      const docs = await allDocs(siteCrawl);
+      const docs = await api.crawlDocs(siteCrawl);
       assertOnce(docs);
       assert.deepEqual(new Set(keys(docs)), new Set(mainKeys(linkedPages)));
       assert.equal(status.completed, docs.length);
@@ -114,13 +69,13 @@ for (const store of storeKinds) {
       }
       assert.equal(new Set(docs.map((d) => d.metadata.scrapeId)).size, docs.length, 'one scrapeId per page');
       // One job in the ledger (endpoint crawl) carries the crawl's credits.
-      const activity = await api('GET', '/v2/team/activity?endpoint=crawl');
+      const activity = await api.activity('?endpoint=crawl');
       assert.ok(activity.json.data.some((j: { id: string; endpoint: string }) => j.id === siteCrawl && j.endpoint === 'crawl'));
       const { rows } = await svc.db.query<{ credits: number; status: string }>('SELECT credits, status FROM jobs WHERE id = $1', [siteCrawl]);
       assert.deepEqual(rows[0], { credits: docs.length, status: 'completed' });
       assert.ok(docs.find((d) => d.metadata.sourceURL === `${main}/articles/1`)?.markdown?.length);
       // Robots-disallowed pages are reported, never fetched.
-      const errors = await api('GET', `/v2/crawl/${siteCrawl}/errors`);
+      const errors = await api.crawlErrors(siteCrawl);
       assert.equal(errors.status, 200, errors.text);
       assert.equal(errors.json.success, undefined);
       assert.deepEqual(errors.json.robotsBlocked, disallowedPages.map((p) => `${main}${p}`));
@@ -129,35 +84,35 @@ for (const store of storeKinds) {
     });
 
     test('pagination through next with a small limit returns every page exactly once', async () => {
-      const full = await allDocs(siteCrawl);
-      const paged = await allDocs(siteCrawl, 3);
+      const full = await api.crawlDocs(siteCrawl);
+      const paged = await api.crawlDocs(siteCrawl, 3);
       assertOnce(paged);
       assert.deepEqual(keys(paged), keys(full));
-      const last = await api('GET', `/v2/crawl/${siteCrawl}?skip=${full.length}`);
+      const last = await api.crawlStatus(siteCrawl, `?skip=${full.length}`);
       assert.equal(last.json.data.length, 0);
       assert.equal(last.json.next, null, 'a completed crawl with nothing left has no next');
     });
 
     test('sitemap include adds sitemap-only pages; only: sitemap URLs alone', async () => {
-      const inc = await start({ url: `${main}/`, scrapeOptions: { formats: ['links'] } });
-      assert.equal((await finish(inc)).status, 'completed');
-      const docs = await allDocs(inc);
+      const inc = await api.startCrawl({ url: `${main}/`, scrapeOptions: { formats: ['links'] } });
+      assert.equal((await api.waitForCrawl(inc)).status, 'completed');
+      const docs = await api.crawlDocs(inc);
       assertOnce(docs);
       const got = new Set(keys(docs));
       for (const k of mainKeys([...linkedPages, ...sitemapOnlyPages])) assert.ok(got.has(k), `${k} missing`);
       assert.ok(docs.every((d) => Array.isArray(d.links) && d.markdown === undefined), 'formats as asked');
 
-      const only = await start({ url: `${main}/`, sitemap: 'only', maxDiscoveryDepth: 0 });
-      assert.equal((await finish(only)).status, 'completed');
-      const onlyDocs = await allDocs(only);
+      const only = await api.startCrawl({ url: `${main}/`, sitemap: 'only', maxDiscoveryDepth: 0 });
+      assert.equal((await api.waitForCrawl(only)).status, 'completed');
+      const onlyDocs = await api.crawlDocs(only);
       assertOnce(onlyDocs);
       assert.deepEqual(new Set(keys(onlyDocs)), new Set(mainKeys([...sitemapPagePaths, ...sitemapArticlePaths])));
     });
 
     test('limit is exact', async () => {
-      const id = await start({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 17 });
-      const status = await finish(id);
-      const docs = await allDocs(id);
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 17 });
+      const status = await api.waitForCrawl(id);
+      const docs = await api.crawlDocs(id);
       assertOnce(docs);
       assert.equal(docs.length, 17);
       assert.equal(status.total, 17);
@@ -166,9 +121,9 @@ for (const store of storeKinds) {
 
     test('maxDiscoveryDepth is exact', async () => {
       for (const depth of [0, 1, 2, 5]) {
-        const id = await start({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: depth });
-        await finish(id);
-        const docs = await allDocs(id);
+        const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: depth });
+        await api.waitForCrawl(id);
+        const docs = await api.crawlDocs(id);
         assertOnce(docs);
         const expected = [...generatedWithin(depth, 200)].map((n) => urlKey(`${main}/generated/${n}?total=200`)!);
         assert.deepEqual(new Set(keys(docs)), new Set(expected), `depth ${depth}`);
@@ -178,15 +133,15 @@ for (const store of storeKinds) {
     test('two processes on one Postgres: every page exactly once, limit exact', { skip: store !== 'postgres' && 'needs Postgres' }, async () => {
       const second = await startTestService({ store, shareWith: svc });
       try {
-        const id = await start({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: 4 });
-        await finish(id);
-        const docs = await allDocs(id);
+        const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: 4 });
+        await api.waitForCrawl(id);
+        const docs = await api.crawlDocs(id);
         assertOnce(docs);
         const expected = [...generatedWithin(4, 200)].map((n) => urlKey(`${main}/generated/${n}?total=200`)!);
         assert.deepEqual(new Set(keys(docs)), new Set(expected));
-        const limited = await start({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 23 });
-        const status = await finish(limited);
-        assert.equal((await allDocs(limited)).length, 23);
+        const limited = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 23 });
+        const status = await api.waitForCrawl(limited);
+        assert.equal((await api.crawlDocs(limited)).length, 23);
         assert.equal(status.creditsUsed, 23);
       } finally {
         await second.destroy();
@@ -194,47 +149,47 @@ for (const store of storeKinds) {
     });
 
     test('without crawlEntireDomain only pages below the start path are followed', async () => {
-      const id = await start({ url: `${main}/docs/api`, sitemap: 'skip' });
-      await finish(id);
-      assert.deepEqual(keys(await allDocs(id)), mainKeys(['/docs/api']));
+      const id = await api.startCrawl({ url: `${main}/docs/api`, sitemap: 'skip' });
+      await api.waitForCrawl(id);
+      assert.deepEqual(keys(await api.crawlDocs(id)), mainKeys(['/docs/api']));
     });
 
     test('includePaths and excludePaths', async () => {
-      const inc = await start({ url: `${main}/`, sitemap: 'skip', includePaths: ['^/articles/'] });
-      await finish(inc);
-      assert.deepEqual(new Set(keys(await allDocs(inc))), new Set(mainKeys(['/', '/articles/1', '/articles/2', '/articles/3'])));
+      const inc = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', includePaths: ['^/articles/'] });
+      await api.waitForCrawl(inc);
+      assert.deepEqual(new Set(keys(await api.crawlDocs(inc))), new Set(mainKeys(['/', '/articles/1', '/articles/2', '/articles/3'])));
 
-      const exc = await start({ url: `${main}/`, sitemap: 'skip', excludePaths: ['^/articles/', 'widget'] });
-      await finish(exc);
+      const exc = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', excludePaths: ['^/articles/', 'widget'] });
+      await api.waitForCrawl(exc);
       const expected = linkedPages.filter((p) => !p.startsWith('/articles/') && !p.includes('widget'));
-      assert.deepEqual(new Set(keys(await allDocs(exc))), new Set(mainKeys(expected)));
+      assert.deepEqual(new Set(keys(await api.crawlDocs(exc))), new Set(mainKeys(expected)));
 
-      const full = await start({ url: `${main}/`, sitemap: 'skip', includePaths: ['localhost:\\d+/about$'], regexOnFullURL: true });
-      await finish(full);
-      assert.deepEqual(new Set(keys(await allDocs(full))), new Set(mainKeys(['/', '/about'])));
+      const full = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', includePaths: ['localhost:\\d+/about$'], regexOnFullURL: true });
+      await api.waitForCrawl(full);
+      assert.deepEqual(new Set(keys(await api.crawlDocs(full))), new Set(mainKeys(['/', '/about'])));
     });
 
     test('allowSubdomains follows links to other hosts of the site', async () => {
       const blog = site.hostOrigin('blog');
-      const id = await start({ url: `${main}/`, sitemap: 'skip', allowSubdomains: true });
-      await finish(id);
-      const docs = await allDocs(id);
+      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', allowSubdomains: true });
+      await api.waitForCrawl(id);
+      const docs = await api.crawlDocs(id);
       assertOnce(docs);
       const expected = [...mainKeys(linkedPages), ...blogPaths.map((p) => urlKey(`${blog}${p}`)!)];
       assert.deepEqual(new Set(keys(docs)), new Set(expected));
     });
 
     test('ignoreRobotsTxt fetches disallowed pages', async () => {
-      const id = await start({ url: `${main}/`, sitemap: 'skip', ignoreRobotsTxt: true, includePaths: ['^/private/'] });
-      await finish(id);
-      const got = new Set(keys(await allDocs(id)));
+      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', ignoreRobotsTxt: true, includePaths: ['^/private/'] });
+      await api.waitForCrawl(id);
+      const got = new Set(keys(await api.crawlDocs(id)));
       assert.ok(got.has(mainKeys(['/private/secret'])[0]));
-      assert.deepEqual((await api('GET', `/v2/crawl/${id}/errors`)).json.robotsBlocked, []);
+      assert.deepEqual((await api.crawlErrors(id)).json.robotsBlocked, []);
     });
 
     test('cancel stops new pages; active lists running crawls; next while running', async () => {
-      const id = await start({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
-      const running = await api('GET', `/v2/crawl/${id}`);
+      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const running = await api.crawlStatus(id);
       assert.equal(running.json.status, 'scraping');
       assert.equal(running.json.completedAt, undefined);
       assert.ok(running.json.next, 'next is present while the crawl runs');
@@ -243,14 +198,14 @@ for (const store of storeKinds) {
       assert.ok(active.json.crawls.some((c: { id: string; url: string }) => c.id === id && c.url.includes('/generated/1')));
       assert.ok((await api('GET', '/v2/crawl/ongoing')).json.crawls.some((c: { id: string }) => c.id === id));
       await sleep(700);
-      const del = await api('DELETE', `/v2/crawl/${id}`);
+      const del = await api.cancelCrawl(id);
       assert.equal(del.status, 200, del.text);
       assert.deepEqual(del.json, { status: 'cancelled' });
       await sleep(1000);
       const seen = site.requests.filter((r) => r.path.startsWith('/generated/')).length;
       await sleep(1500);
       assert.equal(site.requests.filter((r) => r.path.startsWith('/generated/')).length, seen, 'no page fetched after the cancel settled');
-      const status = await api('GET', `/v2/crawl/${id}`);
+      const status = await api.crawlStatus(id);
       assert.equal(status.json.status, 'cancelled');
       assert.ok(status.json.completedAt);
       assert.ok(status.json.completed < 20, `delay paced the crawl: ${status.json.completed}`);
@@ -258,14 +213,14 @@ for (const store of storeKinds) {
     });
 
     test('pages that fail are listed in errors with their code; a crawl that scraped nothing ends failed', async () => {
-      const id = await start({ url: `${main}/redirect/loop`, sitemap: 'skip' });
-      const status = await finish(id);
+      const id = await api.startCrawl({ url: `${main}/redirect/loop`, sitemap: 'skip' });
+      const status = await api.waitForCrawl(id);
       assert.equal(status.status, 'failed');
       assert.ok(status.completedAt);
       assert.equal(status.completed, 0);
       assert.equal(status.creditsUsed, 0);
       assert.deepEqual(status.data, []);
-      const errors = (await api('GET', `/v2/crawl/${id}/errors`)).json;
+      const errors = (await api.crawlErrors(id)).json;
       assert.equal(errors.errors.length, 1);
       const [e] = errors.errors;
       assert.equal(e.url, `${main}/redirect/loop`);
@@ -275,7 +230,7 @@ for (const store of storeKinds) {
 
     test("another team's crawl is 404; unknown ids are 404", async () => {
       const other = await ensureTeam(svc.db, `crawl-other-${store}`);
-      const otherApi = client(svc.url, (await createApiKey(svc.db, other.id)).key);
+      const otherApi = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
       for (const [method, path] of [
         ['GET', `/v2/crawl/${siteCrawl}`],
         ['DELETE', `/v2/crawl/${siteCrawl}`],
@@ -286,7 +241,7 @@ for (const store of storeKinds) {
         assert.equal(res.json.success, false);
       }
       assert.equal((await api('GET', '/v2/crawl/00000000-0000-4000-8000-000000000000')).status, 404);
-      assert.equal((await api('GET', `/v2/crawl/${siteCrawl}`)).json.status, 'completed', 'the owner still sees it');
+      assert.equal((await api.crawlStatus(siteCrawl)).json.status, 'completed', 'the owner still sees it');
     });
 
     test('400s name the field; options not supported yet are refused by name', async () => {
@@ -305,15 +260,15 @@ for (const store of storeKinds) {
         [{ url: 'ftp://example.com/' }, 'url'],
       ];
       for (const [body, field] of cases) {
-        const res = await api('POST', '/v2/crawl', body);
+        const res = await api.crawlRaw(body);
         assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
         assert.equal(res.json.code, 'BAD_REQUEST');
         assert.ok(res.text.includes(field), `${field} not named in ${res.text}`);
       }
       // SDK labels and newer keys are accepted.
-      const ok = await api('POST', '/v2/crawl', { url: `${main}/about`, sitemap: 'skip', origin: 'js-sdk@4.0.0', integration: 'test', stopOnContent: true });
+      const ok = await api.crawl({ url: `${main}/about`, sitemap: 'skip', origin: 'js-sdk@4.0.0', integration: 'test', stopOnContent: true });
       assert.equal(ok.status, 200, ok.text);
-      await finish(ok.json.id);
+      await api.waitForCrawl(ok.json.id);
     });
   });
 }

@@ -10,38 +10,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES } from '../../src/contract/extract.ts';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, articles, productData, startFixtureSite } from '../fixtures/site/index.ts';
+import { type FixtureSite, articles, productData } from '../fixtures/site/index.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
 import { selectPages } from '../../src/extract/select-pages.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-type Call = ReturnType<typeof client>;
 
 const schema = {
   type: 'object',
   properties: { name: { type: 'string' }, sku: { type: 'string' }, author: { type: 'string' } },
 };
-
-async function start(api: Call, body: Record<string, unknown>): Promise<{ id: string; invalidURLs?: string[] }> {
-  const res = await api('POST', '/v2/extract', body);
-  assert.equal(res.status, 200, res.text);
-  assert.equal(res.json.success, true);
-  return res.json;
-}
-
-async function finish(api: Call, id: string, timeoutMs = 60_000): Promise<{ final: any; seen: string[] }> {
-  const deadline = Date.now() + timeoutMs;
-  const seen: string[] = [];
-  for (;;) {
-    const res = await api('GET', `/v2/extract/${id}`);
-    assert.equal(res.status, 200, res.text);
-    if (seen.at(-1) !== res.json.status) seen.push(res.json.status);
-    if (res.json.status !== 'processing') return { final: res.json, seen };
-    if (Date.now() > deadline) assert.fail(`extract ${id} still processing`);
-    await sleep(50);
-  }
-}
 
 test('selectPages: exact URLs first, at most 50 pages per glob and 100 in all, each page once', () => {
   const glob = (p: string, n: number) => Array.from({ length: n }, (_, i) => `https://site.test/${p}/${i + 1}`);
@@ -62,27 +40,19 @@ for (const store of storeKinds) {
   describe(`extract without an LLM (${store})`, () => {
     let site: FixtureSite;
     let svc: TestService;
-    let api: Call;
+    let api: Api;
     let main: string;
     let firstId: string;
 
-    before(async () => {
-      site = await startFixtureSite();
-      svc = await startTestService({ store });
-      api = client(svc.url, svc.key);
-      main = site.hostOrigin('localhost');
-    });
-    after(async () => {
-      await svc?.destroy();
-      await site?.close();
-    });
+    before(async () => ({ site, svc, api, main } = await startSiteAndService({ store })));
+    after(() => stopSiteAndService(svc, site));
 
     test('the schema filled from two pages, merged; processing then completed with a warning; credits per page', async () => {
       const urls = [`${main}/products/widget`, `${main}/articles/1`];
-      const { id, invalidURLs } = await start(api, { urls, schema, prompt: 'The product and the article', showSources: true });
+      const { id, invalidURLs } = await api.startExtract({ urls, schema, prompt: 'The product and the article', showSources: true });
       assert.deepEqual(invalidURLs, [], 'ignoreInvalidURLs defaults to true: an empty list');
       firstId = id;
-      const { final, seen } = await finish(api, id);
+      const { final, seen } = await api.waitForExtract(id);
       assert.equal(seen[0], 'processing');
       assert.equal(final.status, 'completed', JSON.stringify(final));
       assert.equal(final.data.name, productData.name);
@@ -96,14 +66,14 @@ for (const store of storeKinds) {
       assert.ok(Date.parse(final.expiresAt) > Date.now() + 23 * 3600_000);
       const { rows } = await svc.db.query<{ credits: number; status: string; endpoint: string }>('SELECT credits, status, endpoint FROM jobs WHERE id = $1', [id]);
       assert.deepEqual(rows[0], { credits: 2, status: 'completed', endpoint: 'extract' });
-      const activity = await api('GET', '/v2/team/activity?endpoint=extract');
+      const activity = await api.activity('?endpoint=extract');
       assert.equal(activity.status, 200, activity.text);
       assert.ok(activity.json.data.some((j: { id: string; endpoint: string }) => j.id === id && j.endpoint === 'extract'), activity.text);
     });
 
     test('without showSources there are no sources; a prompt alone merges the main structured data', async () => {
-      const { id } = await start(api, { urls: [`${main}/products/widget`], prompt: 'What is sold here?' });
-      const { final } = await finish(api, id);
+      const { id } = await api.startExtract({ urls: [`${main}/products/widget`], prompt: 'What is sold here?' });
+      const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'completed');
       assert.equal(final.sources, undefined);
       assert.equal(final.data.name, productData.name);
@@ -112,8 +82,8 @@ for (const store of storeKinds) {
 
     test('a "/*" glob reads the pages under its path only (found with the map), at most the cap', async () => {
       const before = site.requests.length;
-      const { id } = await start(api, { urls: [`${main}/articles/*`], schema: { type: 'object', properties: { headline: { type: 'string' } } }, showSources: true });
-      const { final } = await finish(api, id);
+      const { id } = await api.startExtract({ urls: [`${main}/articles/*`], schema: { type: 'object', properties: { headline: { type: 'string' } } }, showSources: true });
+      const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'completed', JSON.stringify(final));
       assert.ok(final.sources.length >= 1 && final.sources.length <= EXTRACT_GLOB_MAX_PAGES, JSON.stringify(final.sources));
       assert.ok(final.sources.every((u: string) => new URL(u).pathname.startsWith('/articles/')), JSON.stringify(final.sources));
@@ -124,8 +94,8 @@ for (const store of storeKinds) {
     });
 
     test('a glob over the whole site: its map\'s pages, each once, after the exact URLs', async () => {
-      const { id } = await start(api, { urls: [`${main}/*`, `${main}/about`], prompt: 'titles', showSources: true, scrapeOptions: { timeout: 10000 } });
-      const { final } = await finish(api, id, 120_000);
+      const { id } = await api.startExtract({ urls: [`${main}/*`, `${main}/about`], prompt: 'titles', showSources: true, scrapeOptions: { timeout: 10000 } });
+      const { final } = await api.waitForExtract(id, 120_000);
       assert.equal(final.status, 'completed', JSON.stringify({ ...final, data: undefined }));
       assert.equal(final.sources[0], `${main}/about`, 'exact URLs first');
       assert.ok(final.sources.length <= EXTRACT_GLOB_MAX_PAGES + 1, String(final.sources.length));
@@ -133,28 +103,28 @@ for (const store of storeKinds) {
     });
 
     test('a glob that matches nothing fails the extract', async () => {
-      const { id } = await start(api, { urls: [`${main}/nothing-here/*`], prompt: 'anything', ignoreSitemap: true });
-      const { final } = await finish(api, id);
+      const { id } = await api.startExtract({ urls: [`${main}/nothing-here/*`], prompt: 'anything', ignoreSitemap: true });
+      const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'failed');
       assert.match(final.error, /no page to read/);
     });
 
     test('every page failing fails the extract with the first error', async () => {
-      const { id } = await start(api, { urls: [`${main}/status/404`], prompt: 'anything' });
-      const { final } = await finish(api, id);
+      const { id } = await api.startExtract({ urls: [`${main}/status/404`], prompt: 'anything' });
+      const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'failed');
       assert.match(final.error, /no page could be scraped: .*answered 404/);
       assert.equal(final.data, undefined);
     });
 
     test('invalid URLs: listed in invalidURLs by default, a 400 naming the entry with ignoreInvalidURLs false', async () => {
-      const { id, invalidURLs } = await start(api, { urls: ['ftp://nope', `${main}/products/widget`], schema });
+      const { id, invalidURLs } = await api.startExtract({ urls: ['ftp://nope', `${main}/products/widget`], schema });
       assert.deepEqual(invalidURLs, ['ftp://nope']);
-      assert.equal((await finish(api, id)).final.status, 'completed');
-      const res = await api('POST', '/v2/extract', { urls: [`${main}/about`, 'ftp://nope'], schema, ignoreInvalidURLs: false });
+      assert.equal((await api.waitForExtract(id)).final.status, 'completed');
+      const res = await api.extractRaw({ urls: [`${main}/about`, 'ftp://nope'], schema, ignoreInvalidURLs: false });
       assert.equal(res.status, 400, res.text);
       assert.ok(res.json.details.some((d: any) => d.path === 'body.urls.1'), res.text);
-      const none = await api('POST', '/v2/extract', { urls: ['ftp://nope'], schema });
+      const none = await api.extractRaw({ urls: ['ftp://nope'], schema });
       assert.equal(none.status, 400);
       assert.ok(none.json.details.some((d: any) => d.path === 'body.urls'), none.text);
     });
@@ -169,7 +139,7 @@ for (const store of storeKinds) {
         [{ urls: [`${main}/about`], prompt: 'x', agent: {} }, 'body.agent', /./],
       ];
       for (const [body, path, message] of cases) {
-        const res = await api('POST', '/v2/extract', body);
+        const res = await api.extractRaw(body);
         assert.equal(res.status, 400, `${path}: ${res.text}`);
         assert.ok(res.json.details.some((d: any) => d.path === path && message.test(d.message)), `${path}: ${res.text}`);
       }
@@ -177,7 +147,7 @@ for (const store of storeKinds) {
 
     test("another team's extract is 404 EXTRACT_NOT_FOUND; an unknown id too", async () => {
       const other = await ensureTeam(svc.db, `extract-other-${store}`);
-      const otherApi = client(svc.url, (await createApiKey(svc.db, other.id)).key);
+      const otherApi = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
       const res = await otherApi('GET', `/v2/extract/${firstId}`);
       assert.equal(res.status, 404, res.text);
       assert.equal(res.json.code, 'EXTRACT_NOT_FOUND');
@@ -193,25 +163,22 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
   let site: FixtureSite;
   let svc: TestService;
   let llm: FakeLlm;
-  let api: Call;
+  let api: Api;
   let main: string;
   let keyName: string;
 
   before(async () => {
-    site = await startFixtureSite();
     llm = await startFakeLlm();
-    svc = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '0' } });
-    main = site.hostOrigin('localhost');
+    ({ site, svc, main } = await startSiteAndService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '0' } }));
     // A team of its own, so the token totals are exactly this file's.
     const team = await ensureTeam(svc.db, 'extract-llm');
     const key = await createApiKey(svc.db, team.id, { name: 'extract-key' });
     keyName = 'extract-key';
-    api = client(svc.url, key.key);
+    api = apiClient(svc, key.key);
   });
   after(async () => {
-    await svc?.destroy();
+    await stopSiteAndService(svc, site);
     await llm?.close();
-    await site?.close();
   });
 
   test('one request carries the schema, every page and the grounding; data is the reply; tokens in the ledger and the historical usage', async () => {
@@ -219,8 +186,8 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
     llm.requests.length = 0;
     llm.script({ json: reply, usage: { prompt_tokens: 300, completion_tokens: 40 } });
     const urls = [`${main}/products/widget`, `${main}/articles/1`];
-    const { id } = await start(api, { urls, schema, prompt: 'Name the product and the article author' });
-    const { final } = await finish(api, id);
+    const { id } = await api.startExtract({ urls, schema, prompt: 'Name the product and the article author' });
+    const { final } = await api.waitForExtract(id);
     assert.equal(final.status, 'completed', JSON.stringify(final));
     assert.deepEqual(final.data, reply);
     assert.equal(final.warning, undefined);
@@ -253,8 +220,8 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
   test('an LLM failure degrades to the deterministic fill with a warning naming the code; the extract completes', async () => {
     llm.requests.length = 0;
     llm.script({ status: 500, message: 'model exploded' });
-    const { id } = await start(api, { urls: [`${main}/products/widget`], schema });
-    const { final } = await finish(api, id);
+    const { id } = await api.startExtract({ urls: [`${main}/products/widget`], schema });
+    const { final } = await api.waitForExtract(id);
     assert.equal(final.status, 'completed', JSON.stringify(final));
     assert.equal(final.data.name, productData.name);
     assert.equal(final.data.sku, productData.sku);

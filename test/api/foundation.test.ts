@@ -7,12 +7,13 @@ import { ensureCredits } from '../../src/billing/credits.ts';
 import { createJob, getTeamJob, updateJob } from '../../src/store/jobs.ts';
 import { createApiKey, ensureTeam, findCallerByKey, revokeApiKey, setCreditQuota } from '../../src/store/teams.ts';
 import { recordUsage } from '../../src/store/usage.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService, storeKinds } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
   describe(`foundation API on ${store}`, () => {
     let svc: TestService;
-    let call: ReturnType<typeof client>;
+    let call: Api;
     // A second team with its own key, to prove isolation.
     let otherKey: string;
     let otherTeamId: string;
@@ -34,7 +35,7 @@ for (const store of storeKinds) {
           app.post('/test/echo', async (request) => ({ success: true, body: request.body }));
         },
       });
-      call = client(svc.url, svc.key);
+      call = apiClient(svc);
       const caller = await findCallerByKey(svc.db, svc.key);
       teamId = caller!.teamId;
       const other = await ensureTeam(svc.db, 'other-team');
@@ -44,7 +45,7 @@ for (const store of storeKinds) {
     after(() => svc.destroy());
 
     test('health and readiness need no key', async () => {
-      const anon = client(svc.url);
+      const anon = apiClient({ url: svc.url });
       assert.deepEqual((await anon('GET', '/health')).json, { status: 'ok' });
       const ready = await anon('GET', '/ready');
       assert.equal(ready.status, 200);
@@ -53,7 +54,7 @@ for (const store of storeKinds) {
 
     test('401 without a key, with a wrong key, with a malformed header, with a revoked key', async () => {
       for (const headers of [{} as Record<string, string>, { authorization: 'Bearer fc-wrong-key' }, { authorization: 'Basic abc' }, { authorization: 'Bearer' }]) {
-        const res = await client(svc.url)('GET', '/v2/team/activity', undefined, headers);
+        const res = await apiClient({ url: svc.url })('GET', '/v2/team/activity', undefined, headers);
         assert.equal(res.status, 401, JSON.stringify(headers));
         assert.equal(res.json.success, false);
         assert.equal(res.json.code, 'UNAUTHORIZED');
@@ -61,11 +62,11 @@ for (const store of storeKinds) {
       }
       const team = await ensureTeam(svc.db, 'revoked-team');
       const { id, key } = await createApiKey(svc.db, team.id);
-      assert.equal((await client(svc.url, key)('GET', '/v2/team/activity')).status, 200);
+      assert.equal((await apiClient(svc, key)('GET', '/v2/team/activity')).status, 200);
       await revokeApiKey(svc.db, id);
       // A valid key is remembered for 2 s (src/api/auth.ts): revocation takes effect after that.
       await sleep(2100);
-      assert.equal((await client(svc.url, key)('GET', '/v2/team/activity')).status, 401);
+      assert.equal((await apiClient(svc, key)('GET', '/v2/team/activity')).status, 401);
     });
 
     test('keys are stored hashed, never in plain text', async () => {
@@ -157,7 +158,7 @@ for (const store of storeKinds) {
     test('activity cursor never skips or repeats entries while new jobs arrive', async () => {
       const team = await ensureTeam(svc.db, `paging-${store}`);
       const { key } = await createApiKey(svc.db, team.id);
-      const pager = client(svc.url, key);
+      const pager = apiClient(svc, key);
       const before: string[] = [];
       for (let i = 0; i < 23; i++) before.push((await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'batch_scrape' })).id);
       // Two jobs in the same instant: creation order still decides.
@@ -189,7 +190,7 @@ for (const store of storeKinds) {
       const job = await createJob(svc.db, { teamId: otherTeamId, apiKeyId: null, endpoint: 'crawl' });
       assert.equal(await getTeamJob(svc.db, teamId, job.id), undefined);
       assert.equal((await getTeamJob(svc.db, otherTeamId, job.id))?.id, job.id);
-      const otherView = await client(svc.url, otherKey)('GET', '/v2/team/activity');
+      const otherView = await apiClient(svc, otherKey)('GET', '/v2/team/activity');
       assert.ok(otherView.json.data.some((e: { id: string }) => e.id === job.id));
       const myView = await call('GET', '/v2/team/activity?endpoint=crawl');
       assert.ok(!myView.json.data.some((e: { id: string }) => e.id === job.id));
@@ -206,7 +207,7 @@ for (const store of storeKinds) {
       await add(a.id, 7, '2026-10-01T00:00:00Z');
       await add(b.id, 1000, '2026-10-15T12:00:00Z');
       await recordUsage(svc.db, 'tokens', { teamId: otherTeamId, apiKeyId: null, jobId: null, amount: 99999, at: new Date('2026-10-02T00:00:00Z') });
-      const tokens = client(svc.url, a.key);
+      const tokens = apiClient(svc, a.key);
 
       for (const path of ['/v1/team/token-usage/historical', '/v2/team/token-usage/historical']) {
         const res = await tokens('GET', path);
@@ -229,7 +230,7 @@ for (const store of storeKinds) {
     test('credit usage, quota and 402 when it is spent', async () => {
       const team = await ensureTeam(svc.db, `credits-${store}`);
       const { key, id: keyId } = await createApiKey(svc.db, team.id);
-      const billing = client(svc.url, key);
+      const billing = apiClient(svc, key);
 
       const unlimited = await billing('GET', '/v2/team/credit-usage');
       assert.equal(unlimited.json.data.unlimited, true);
@@ -264,7 +265,7 @@ for (const store of storeKinds) {
     test('concurrency and queue status count the team’s jobs', async () => {
       const team = await ensureTeam(svc.db, `queue-${store}`);
       const { key } = await createApiKey(svc.db, team.id);
-      const q = client(svc.url, key);
+      const q = apiClient(svc, key);
       const a = await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'crawl', status: 'active' });
       await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'scrape', status: 'queued' });
       await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'scrape', status: 'queued' });

@@ -14,10 +14,10 @@ import {
   sitemapArticlePaths,
   sitemapOnlyPages,
   sitemapPagePaths,
-  startFixtureSite,
 } from '../fixtures/site/index.ts';
 import { scriptedServer } from '../crawl/helpers.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, type MapBody, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
 
@@ -26,24 +26,18 @@ type Link = { url: string; title?: string; description?: string };
 
 let site: FixtureSite;
 let svc: TestService;
-let api: ReturnType<typeof client>;
+let api: Api;
 let main: string; // http://localhost:PORT
 let blog: string; // http://blog.localhost:PORT
 
 before(async () => {
-  site = await startFixtureSite();
-  svc = await startTestService();
-  api = client(svc.url, svc.key);
-  main = site.hostOrigin('localhost');
+  ({ site, svc, api, main } = await startSiteAndService());
   blog = site.hostOrigin('blog');
 });
-after(async () => {
-  await svc?.destroy();
-  await site?.close();
-});
+after(() => stopSiteAndService(svc, site));
 
-async function map(body: Record<string, unknown>): Promise<Link[]> {
-  const res = await api('POST', '/v2/map', body);
+async function map(body: MapBody): Promise<Link[]> {
+  const res = await api.map(body);
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.success, true);
   assert.ok(Array.isArray(res.json.links));
@@ -199,7 +193,7 @@ describe('search', () => {
 describe('timeout', () => {
   test('expiring before the start page answers: 408 MAP_TIMEOUT, promptly', async () => {
     const started = Date.now();
-    const res = await api('POST', '/v2/map', { url: `${main}/slow?ms=5000`, timeout: 500 });
+    const res = await api.map({ url: `${main}/slow?ms=5000`, timeout: 500 });
     assert.equal(res.status, 408, res.text);
     assert.equal(res.json.code, 'MAP_TIMEOUT');
     assert.equal(res.json.success, false);
@@ -241,11 +235,10 @@ describe('timeout', () => {
 
 describe('ledger, credits and errors', () => {
   test('each call is a "map" job costing 1 credit', async () => {
-    const usage = async () => (await api('GET', '/v2/team/credit-usage')).json.data.creditsUsed as number;
-    const before = await usage();
+    const before = await api.creditsUsed();
     await map({ url: `${main}/`, sitemap: 'only', origin: 'js-sdk@4.0.0', integration: 'test' });
-    assert.equal((await usage()) - before, 1);
-    const activity = await api('GET', '/v2/team/activity?endpoint=map&limit=1');
+    assert.equal((await api.creditsUsed()) - before, 1);
+    const activity = await api.activity('?endpoint=map&limit=1');
     assert.equal(activity.status, 200);
     assert.equal(activity.json.data[0].endpoint, 'map');
     assert.equal(activity.json.data[0].target, `${main}/`);
@@ -256,7 +249,7 @@ describe('ledger, credits and errors', () => {
     await setCreditQuota(svc.db, team.id, 0);
     try {
       const before = site.requests.length;
-      const res = await api('POST', '/v2/map', { url: `${main}/` });
+      const res = await api.map({ url: `${main}/` });
       assert.equal(res.status, 402);
       assert.equal(res.json.code, 'INSUFFICIENT_CREDITS');
       assert.equal(site.requests.length, before);
@@ -279,7 +272,7 @@ describe('ledger, credits and errors', () => {
       [{ url: `${main}/`, location: { country: 'USA' } }, 'body.location.country'],
     ];
     for (const [body, path] of cases) {
-      const res = await api('POST', '/v2/map', body);
+      const res = await api.mapRaw(body);
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.json.code, 'BAD_REQUEST');
       assert.ok(
@@ -295,7 +288,7 @@ describe('ledger, credits and errors', () => {
   });
 
   test('a start page that cannot be reached, with nothing else found: the error of the fetch', async () => {
-    const res = await api('POST', '/v2/map', { url: 'http://no-such-host.localhost.invalid/' });
+    const res = await api.map({ url: 'http://no-such-host.localhost.invalid/' });
     assert.equal(res.status, 502, res.text);
     assert.equal(res.json.code, 'SCRAPE_DNS_RESOLUTION_ERROR');
   });
@@ -309,16 +302,17 @@ describe('SSRF', () => {
   after(() => strict?.destroy());
 
   test('private and loopback targets are refused with 403 and never contacted', async () => {
-    const call = client(strict.url, strict.key);
+    const call = apiClient(strict);
     const before = site.requests.length;
-    for (const body of [
+    const bodies: MapBody[] = [
       { url: `${site.origin}/` },
       { url: `${main}/` },
       { url: `${main}/`, sitemap: 'only' },
       { url: `${blog}/`, sitemap: 'skip' },
       { url: 'http://169.254.169.254/latest/meta-data/' },
-    ]) {
-      const res = await call('POST', '/v2/map', body);
+    ];
+    for (const body of bodies) {
+      const res = await call.map(body);
       assert.equal(res.status, 403, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.json.code, 'SCRAPE_BLOCKED_URL');
     }

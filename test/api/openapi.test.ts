@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 import { errorCodes, httpErrorCodes } from '../../src/errors.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
 
 let svc: TestService;
 before(async () => {
@@ -31,7 +32,7 @@ function serverRoutes(): string[] {
 }
 
 test('the OpenAPI document validates and lists every route', async () => {
-  const res = await client(svc.url)('GET', '/v2/openapi.json');
+  const res = await apiClient({ url: svc.url })('GET', '/v2/openapi.json');
   assert.equal(res.status, 200);
   const doc = res.json;
   assert.match(doc.openapi, /^3\./);
@@ -60,7 +61,7 @@ test('the docs page is served without a key', async () => {
 });
 
 test('error codes from the registry: the Error schema lists each, routes name them with their status', async () => {
-  const doc = (await client(svc.url)('GET', '/v2/openapi.json')).json;
+  const doc = (await apiClient({ url: svc.url })('GET', '/v2/openapi.json')).json;
   const code = doc.components.schemas.Error.properties.code;
   assert.deepEqual(code.enum, httpErrorCodes);
   for (const c of httpErrorCodes) assert.ok(code.description.includes(`- ${c} (${errorCodes[c].status}): `), c);

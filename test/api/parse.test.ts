@@ -7,31 +7,21 @@ import { after, before, describe, test } from 'node:test';
 import { buildCorruptPdf, buildCsv, buildDocx, buildPng, buildPptx, buildReportPdf, buildTextPdf, buildXlsx, documentTexts } from '../fixtures/site/documents.ts';
 import { ParsePool } from '../../src/documents/parse-pool.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 import { DocumentError } from '../../src/errors.ts';
 
 let svc: TestService;
+let api: Api;
 before(async () => {
   svc = await startTestService({ env: { GLEANER_PARSE_WORKERS: '1' } });
+  api = apiClient(svc);
 });
 after(() => svc.destroy());
 
 interface Res {
   status: number;
   json: any;
-}
-
-async function parse(file: Uint8Array | undefined, fileName: string, options?: unknown, opts: { type?: string; optionsAs?: 'field' | 'json-blob' | 'raw' } = {}): Promise<Res> {
-  const form = new FormData();
-  if (file) form.append('file', new Blob([file], { type: opts.type ?? 'application/octet-stream' }), fileName);
-  if (options !== undefined) {
-    const text = opts.optionsAs === 'raw' ? String(options) : JSON.stringify(options);
-    if (opts.optionsAs === 'json-blob') form.append('options', new Blob([text], { type: 'application/json' }), 'options.json');
-    else form.append('options', text);
-  }
-  const res = await fetch(`${svc.url}/v2/parse`, { method: 'POST', headers: { authorization: `Bearer ${svc.key}` }, body: form });
-  const text = await res.text();
-  return { status: res.status, json: JSON.parse(text) };
 }
 
 function assertError(res: Res, status: number, code: string, mention?: RegExp): void {
@@ -57,7 +47,7 @@ async function usageOf(id: string): Promise<number> {
 describe('conversion', () => {
   test('PDF: markdown, metadata, provider, credits = pages, job row', async () => {
     const t = documentTexts.pdf;
-    const res = await parse(buildReportPdf(), 'report.pdf');
+    const res = await api.parse(buildReportPdf(), 'report.pdf');
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.match(d.markdown, /^# Gleaner Quarterly Report/m);
@@ -80,14 +70,14 @@ describe('conversion', () => {
     assert.equal(job.target, 'report.pdf');
     assert.equal(await usageOf(d.metadata.scrapeId), 3);
     // The stored document is readable like a scrape's (in the scrape shape: no provider).
-    const stored = await client(svc.url, svc.key)('GET', `/v2/scrape/${d.metadata.scrapeId}`);
+    const stored = await api.getScrape(d.metadata.scrapeId);
     assert.equal(stored.status, 200);
     assert.equal(stored.json.data.markdown, d.markdown);
     assert.equal(stored.json.data.metadata.provider, undefined);
   });
 
   test('PDF parser options: pages, blocks, pageMarkers, maxPages (credits = pages converted)', async () => {
-    const res = await parse(buildReportPdf(), 'report.pdf', { parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true, maxPages: 2 }] });
+    const res = await api.parse(buildReportPdf(), 'report.pdf', { parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true, maxPages: 2 }] });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.deepEqual(d.pages.map((p: { pageNumber: number }) => p.pageNumber), [1, 2]);
@@ -104,13 +94,13 @@ describe('conversion', () => {
 
   test('parsers [] returns the PDF base64-encoded for 1 credit; rawBase64 alone likewise', async () => {
     const pdf = buildReportPdf();
-    const res = await parse(pdf, 'report.pdf', { parsers: [] });
+    const res = await api.parse(pdf, 'report.pdf', { parsers: [] });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.equal(res.json.data.rawBase64, pdf.toString('base64'));
     assert.equal(res.json.data.markdown, undefined);
     assert.equal(res.json.data.metadata.creditsUsed, 1);
     assert.equal(await usageOf(res.json.data.metadata.scrapeId), 1);
-    const raw = await parse(buildDocx(), 'h.docx', { formats: ['rawBase64'] });
+    const raw = await api.parse(buildDocx(), 'h.docx', { formats: ['rawBase64'] });
     assert.equal(raw.status, 200);
     assert.equal(Buffer.from(raw.json.data.rawBase64, 'base64').equals(buildDocx()), true);
     assert.equal(raw.json.data.markdown, undefined);
@@ -119,7 +109,7 @@ describe('conversion', () => {
 
   test('DOCX: headings, lists, table, link; links format; summary with warning; options as a JSON part', async () => {
     const t = documentTexts.docx;
-    const res = await parse(buildDocx(), 'handbook.docx', { formats: ['markdown', 'links', 'summary'] }, { optionsAs: 'json-blob' });
+    const res = await api.parse(buildDocx(), 'handbook.docx', { formats: ['markdown', 'links', 'summary'] }, { optionsAs: 'json-blob' });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.match(d.markdown, /^# Gleaner Project Handbook/m);
@@ -142,7 +132,7 @@ describe('conversion', () => {
       <body><main><h1>Trail Lamp</h1><p>A rechargeable lamp for night hikes. The battery lasts twelve hours on the low setting.</p>
       <p>It weighs 180 grams and charges over USB-C in two hours.</p></main></body></html>`;
     const schema = { type: 'object', properties: { name: { type: 'string' }, sku: { type: 'string' }, price: { type: 'number' } } };
-    const res = await parse(Buffer.from(page), 'lamp.html', {
+    const res = await api.parse(Buffer.from(page), 'lamp.html', {
       formats: ['markdown', { type: 'json', schema }, { type: 'question', question: 'How long does the battery last?' }, 'product'],
     });
     assert.equal(res.status, 200, JSON.stringify(res.json));
@@ -152,24 +142,24 @@ describe('conversion', () => {
     assert.equal(d.product.title, 'Trail Lamp');
     assert.match(res.json.warning, /json: no LLM is configured/);
     // A document's markdown answers questions too.
-    const docx = await parse(buildDocx(), 'handbook.docx', { formats: [{ type: 'highlights', query: 'upgrade procedure' }] });
+    const docx = await api.parse(buildDocx(), 'handbook.docx', { formats: [{ type: 'highlights', query: 'upgrade procedure' }] });
     assert.equal(docx.status, 200, JSON.stringify(docx.json));
     assert.match(docx.json.data.highlights, /Upgrade procedure|Stop the service/);
     assert.equal(docx.json.data.markdown, undefined, 'markdown was not asked for');
-    const bad = await parse(buildDocx(), 'handbook.docx', { formats: ['json'] });
+    const bad = await api.parse(buildDocx(), 'handbook.docx', { formats: ['json'] });
     assertError(bad, 400, 'BAD_REQUEST', /options\.formats\.0/);
   });
 
   test('XLSX, PPTX (pages), CSV', async () => {
-    const xlsx = await parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
+    const xlsx = await api.parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
     assert.equal(xlsx.status, 200, JSON.stringify(xlsx.json));
     assert.match(xlsx.json.data.markdown, /^## Sales/m);
     assert.match(xlsx.json.data.markdown, /\| North \| Widget \| 120 \|/);
-    const pptx = await parse(buildPptx(), 'deck.pptx', { parsers: [{ type: 'pdf', pages: true }] });
+    const pptx = await api.parse(buildPptx(), 'deck.pptx', { parsers: [{ type: 'pdf', pages: true }] });
     assert.equal(pptx.status, 200, JSON.stringify(pptx.json));
     assert.match(pptx.json.data.markdown, /Architecture/);
     assert.equal(pptx.json.data.pages.length, 3);
-    const csv = await parse(buildCsv(), 'data.csv', undefined, { type: 'text/csv' });
+    const csv = await api.parse(buildCsv(), 'data.csv', undefined, { type: 'text/csv' });
     assert.equal(csv.status, 200, JSON.stringify(csv.json));
     assert.match(csv.json.data.markdown, /^\|.*\|$/m);
     assert.equal(csv.json.data.metadata.provider.id, 'gleaner-csv');
@@ -179,7 +169,7 @@ describe('conversion', () => {
     const html =
       '<html><head><title>Upload Page</title></head><body><nav>Menu stuff</nav><main><h1>Hello upload</h1>' +
       '<p>Some <b>bold</b> text and <a href="https://example.com/x">a link</a>.</p></main><footer>Footer junk</footer></body></html>';
-    const res = await parse(Buffer.from(html), 'page.html', { formats: ['markdown', 'html', 'links'] }, { type: 'text/html' });
+    const res = await api.parse(Buffer.from(html), 'page.html', { formats: ['markdown', 'html', 'links'] }, { type: 'text/html' });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.match(d.markdown, /^# Hello upload/m);
@@ -192,39 +182,39 @@ describe('conversion', () => {
 
   test('redactPII applies to markdown; zeroDataRetention stores nothing', async () => {
     const md = Buffer.from('# Contact\n\nWrite to jane.doe@example.com for details.\n');
-    const res = await parse(md, 'notes.md', { redactPII: true, zeroDataRetention: true });
+    const res = await api.parse(md, 'notes.md', { redactPII: true, zeroDataRetention: true });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.doesNotMatch(res.json.data.markdown, /jane\.doe@example\.com/);
     const id = res.json.data.metadata.scrapeId;
     const job = await jobRow(id);
     assert.equal(job.target, null);
     assert.equal(job.credits, 1);
-    const stored = await client(svc.url, svc.key)('GET', `/v2/scrape/${id}`);
+    const stored = await api.getScrape(id);
     assert.equal(stored.status, 404);
   });
 });
 
 describe('errors', () => {
   test('options not JSON, no file part, unknown option keys → 400 naming them', async () => {
-    const notJson = await parse(buildReportPdf(), 'r.pdf', '{formats:', { optionsAs: 'raw' });
+    const notJson = await api.parseRaw(buildReportPdf(), 'r.pdf', '{formats:', { optionsAs: 'raw' });
     assertError(notJson, 400, 'BAD_REQUEST', /options/);
-    const notJsonPart = await parse(buildReportPdf(), 'r.pdf', 'nope', { optionsAs: 'raw' });
+    const notJsonPart = await api.parseRaw(buildReportPdf(), 'r.pdf', 'nope', { optionsAs: 'raw' });
     assertError(notJsonPart, 400, 'BAD_REQUEST', /options/);
-    const noFile = await parse(undefined, '', { formats: ['markdown'] });
+    const noFile = await api.parseRaw(undefined, '', { formats: ['markdown'] });
     assertError(noFile, 400, 'BAD_REQUEST', /file/);
-    const unknown = await parse(buildReportPdf(), 'r.pdf', { formats: ['markdown'], bogus: 1 });
+    const unknown = await api.parseRaw(buildReportPdf(), 'r.pdf', { formats: ['markdown'], bogus: 1 });
     assertError(unknown, 400, 'BAD_REQUEST', /options\.bogus/);
-    const json = await client(svc.url, svc.key)('POST', '/v2/parse', { file: 'x' });
+    const json = await api('POST', '/v2/parse', { file: 'x' });
     assertError(json as Res, 400, 'BAD_REQUEST', /multipart/);
   });
 
   test('PARSE_UNSUPPORTED_OPTIONS: upload-less formats and browser options, html for a PDF', async () => {
-    const res = await parse(buildReportPdf(), 'r.pdf', { formats: ['markdown', 'screenshot', 'branding'], actions: [{ type: 'wait', milliseconds: 10 }], mobile: true });
+    const res = await api.parse(buildReportPdf(), 'r.pdf', { formats: ['markdown', 'screenshot', 'branding'], actions: [{ type: 'wait', milliseconds: 10 }], mobile: true });
     assertError(res, 400, 'PARSE_UNSUPPORTED_OPTIONS');
     for (const name of ['screenshot', 'branding', 'actions', 'mobile']) assert.match(res.json.error, new RegExp(name));
-    const html = await parse(buildReportPdf(), 'r.pdf', { formats: ['html'] });
+    const html = await api.parse(buildReportPdf(), 'r.pdf', { formats: ['html'] });
     assertError(html, 400, 'PARSE_UNSUPPORTED_OPTIONS', /html/);
-    const raw = await parse(buildReportPdf(), 'r.pdf', { parsers: [], formats: ['summary'] });
+    const raw = await api.parse(buildReportPdf(), 'r.pdf', { parsers: [], formats: ['summary'] });
     assertError(raw, 400, 'PARSE_UNSUPPORTED_OPTIONS', /summary/);
   });
 
@@ -232,13 +222,13 @@ describe('errors', () => {
     const doc = Buffer.alloc(2048);
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(doc);
     Buffer.from('WordDocument', 'utf16le').copy(doc, 1024);
-    assertError(await parse(doc, 'old.doc'), 415, 'UNSUPPORTED_FILE_TYPE', /Word 97-2003 document \(\.doc\)/);
-    assertError(await parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }), 415, 'UNSUPPORTED_FILE_TYPE', /PNG/i);
+    assertError(await api.parse(doc, 'old.doc'), 415, 'UNSUPPORTED_FILE_TYPE', /Word 97-2003 document \(\.doc\)/);
+    assertError(await api.parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }), 415, 'UNSUPPORTED_FILE_TYPE', /PNG/i);
   });
 
   test('encrypted → 422 DOCUMENT_ENCRYPTED; corrupt → 422 DOCUMENT_CORRUPT (job failed, nothing charged)', async () => {
-    assertError(await parse(buildEncryptedPdf(), 'secret.pdf'), 422, 'DOCUMENT_ENCRYPTED');
-    const corrupt = await parse(buildCorruptPdf(), 'broken.pdf');
+    assertError(await api.parse(buildEncryptedPdf(), 'secret.pdf'), 422, 'DOCUMENT_ENCRYPTED');
+    const corrupt = await api.parse(buildCorruptPdf(), 'broken.pdf');
     assertError(corrupt, 422, 'DOCUMENT_CORRUPT');
     const { rows } = await svc.db.query<{ status: string; error: string; credits: number }>(
       "SELECT status, error, credits FROM jobs WHERE endpoint = 'parse' AND target = 'broken.pdf'",
@@ -289,7 +279,7 @@ describe('errors', () => {
     assert.ok(endless.sentMb() < 1024, `the server read the whole ${endless.sentMb()} MB`);
     const health = await fetch(`${svc.url}/health`);
     assert.equal(health.status, 200);
-    const ok = await parse(Buffer.from('# still here\n'), 'a.md');
+    const ok = await api.parse(Buffer.from('# still here\n'), 'a.md');
     assert.equal(ok.status, 200);
   });
 });
@@ -316,7 +306,7 @@ describe('off the event loop', () => {
     const idle = await p99(50);
     let running = true;
     const started = performance.now();
-    const parsing = parse(pdf, 'big.pdf').finally(() => {
+    const parsing = api.parse(pdf, 'big.pdf').finally(() => {
       running = false;
     });
     // Give the upload a moment to arrive so the measurements overlap the parse itself.

@@ -3,14 +3,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { client, startTestService, storeKinds } from '../helpers/service.ts';
+import { apiClient } from '../helpers/api.ts';
+import { startTestService, storeKinds } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
   describe(`rate limits on ${store}`, () => {
     test('the limit of a class gives 429 with Retry-After, per team and per class', async () => {
       const svc = await startTestService({ store, env: { GLEANER_RATE_LIMITS: 'account=3' } });
       try {
-        const call = client(svc.url, svc.key);
+        const call = apiClient(svc);
         for (let i = 0; i < 3; i++) {
           const ok = await call('GET', '/v2/team/activity');
           assert.equal(ok.status, 200);
@@ -25,9 +26,9 @@ for (const store of storeKinds) {
         assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
 
         const other = await ensureTeam(svc.db, 'other');
-        const otherCall = client(svc.url, (await createApiKey(svc.db, other.id)).key);
+        const otherCall = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
         assert.equal((await otherCall('GET', '/v2/team/activity')).status, 200, 'another team has its own budget');
-        assert.equal((await client(svc.url)('GET', '/health')).status, 200, 'public routes are not limited');
+        assert.equal((await apiClient({ url: svc.url })('GET', '/health')).status, 200, 'public routes are not limited');
       } finally {
         await svc.destroy();
       }
@@ -41,8 +42,8 @@ if (storeKinds.includes('postgres')) {
     const first = await startTestService({ store: 'postgres', env });
     const second = await startTestService({ store: 'postgres', env, shareWith: first });
     try {
-      const a = client(first.url, first.key);
-      const b = client(second.url, second.key);
+      const a = apiClient(first);
+      const b = apiClient(second);
       const statuses = [];
       for (const call of [a, b, a, b, a, b]) statuses.push((await call('GET', '/v2/team/activity')).status);
       assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, type ApiResponse, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 
 const fixtures = join(import.meta.dirname, '..', 'extractors', 'fixtures');
 
@@ -63,9 +64,7 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => site.close(() => r())));
 
-type Call = ReturnType<typeof client>;
-
-function ok(res: Awaited<ReturnType<Call>>): any {
+function ok(res: ApiResponse): any {
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.success, true);
   return res.json.data;
@@ -73,11 +72,10 @@ function ok(res: Awaited<ReturnType<Call>>): any {
 
 describe('AI formats without an LLM (deterministic paths)', () => {
   let svc: TestService;
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
+  let api: Api;
   before(async () => {
     svc = await startTestService();
-    call = client(svc.url, svc.key);
+    api = apiClient(svc);
   });
   after(() => svc.destroy());
 
@@ -86,7 +84,7 @@ describe('AI formats without an LLM (deterministic paths)', () => {
       type: 'object',
       properties: { name: { type: 'string' }, price: { type: 'number' }, sku: { type: 'string' }, brand: { type: 'string' }, weight: { type: 'string' }, warranty: { type: 'string' } },
     };
-    const data = ok(await scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
+    const data = ok(await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
     assert.equal(data.json.name, 'Oak Letter Rack');
     assert.equal(data.json.price, 49.99);
     assert.equal(data.json.sku, 'RACK-7');
@@ -101,17 +99,17 @@ describe('AI formats without an LLM (deterministic paths)', () => {
 
   test('json on a Recipe page (JSON-LD @graph) and a prompt-only json', async () => {
     const schema = { type: 'object', properties: { name: { type: 'string' }, author: { type: 'string' }, ingredients: { type: 'array', items: { type: 'string' } } } };
-    const data = ok(await scrape({ url: url('/pancakes'), formats: [{ type: 'json', schema }] }));
+    const data = ok(await api.scrape({ url: url('/pancakes'), formats: [{ type: 'json', schema }] }));
     assert.deepEqual(data.json, { name: 'Fluffy Pancakes', author: 'Jane Baker', ingredients: ['200 g flour', '2 eggs', '300 ml milk'] });
 
-    const p = ok(await scrape({ url: url('/pancakes'), formats: [{ type: 'json', prompt: 'the recipe' }] }));
+    const p = ok(await api.scrape({ url: url('/pancakes'), formats: [{ type: 'json', prompt: 'the recipe' }] }));
     assert.equal(p.json['@type'], 'Recipe');
     assert.equal(p.json.name, 'Fluffy Pancakes');
     assert.match(p.warning, /json: no LLM is configured; the prompt needs one; the page's main structured data/);
   });
 
   test('product: the spec shape from a ProductGroup; an empty product on a page without product data', async () => {
-    const data = ok(await scrape({ url: url('/group'), formats: ['product'] }));
+    const data = ok(await api.scrape({ url: url('/group'), formats: ['product'] }));
     assert.equal(data.product.title, 'Basic Tee');
     assert.equal(data.product.brand, 'Cotton Co');
     assert.equal(data.product.variants.length, 2);
@@ -121,13 +119,13 @@ describe('AI formats without an LLM (deterministic paths)', () => {
     assert.deepEqual(red.availability, { inStock: true, text: 'in stock' });
     assert.match(data.warning, /product: no LLM is configured; read from the page's schema.org \/ OpenGraph product data \(deterministic\)/);
 
-    const none = ok(await scrape({ url: url('/article'), formats: ['product'] }));
+    const none = ok(await api.scrape({ url: url('/article'), formats: ['product'] }));
     assert.deepEqual(none.product.variants, []);
     assert.match(none.warning, /product: no LLM is configured; the page has no schema.org or OpenGraph product data/);
   });
 
   test('menu: sections, prices, dietary and merchant from microdata; isMenu false elsewhere', async () => {
-    const data = ok(await scrape({ url: url('/bistro'), formats: ['menu', 'markdown'] }));
+    const data = ok(await api.scrape({ url: url('/bistro'), formats: ['menu', 'markdown'] }));
     const menu = data.menu;
     assert.equal(menu.isMenu, true);
     assert.deepEqual(menu.merchant, { name: 'Bistro Verde', type: 'Restaurant' });
@@ -139,26 +137,26 @@ describe('AI formats without an LLM (deterministic paths)', () => {
     assert.equal(typeof data.markdown, 'string');
     assert.match(data.warning, /menu: no LLM is configured; read from the page's schema.org Menu data/);
 
-    const none = ok(await scrape({ url: url('/product'), formats: ['menu'] }));
+    const none = ok(await api.scrape({ url: url('/product'), formats: ['menu'] }));
     assert.deepEqual(none.menu, { isMenu: false, sections: [], confidence: 0, sourceUrl: none.metadata.url });
     assert.match(none.warning, /menu: no LLM is configured; the page has no schema.org Menu data \(deterministic\): isMenu is false/);
   });
 
   test('question and the deprecated query answer from BM25; highlights', async () => {
-    const data = ok(await scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }, { type: 'highlights', query: 'nest boxes population' }] }));
+    const data = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }, { type: 'highlights', query: 'nest boxes population' }] }));
     assert.match(data.answer, /A pair raises four to six owlets/);
     assert.match(data.highlights, /nest boxes were installed in 2015/);
     assert.match(data.warning, /answer: no LLM is configured; the passage of the page that best matches the question was returned \(BM25, extractive\)/);
     assert.match(data.warning, /highlights: no LLM is configured; the passages that best match the query were returned \(BM25, extractive\)/);
 
-    const q = ok(await scrape({ url: url('/article'), formats: [{ type: 'query', prompt: 'How do barn owls find voles?' }] }));
+    const q = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'query', prompt: 'How do barn owls find voles?' }] }));
     assert.match(q.answer, /by sound alone/);
   });
 
   test('onlyCleanContent removes boilerplate and keeps headings and lists; summary stays extractive', async () => {
-    const plain = ok(await scrape({ url: url('/article'), formats: ['markdown'] }));
+    const plain = ok(await api.scrape({ url: url('/article'), formats: ['markdown'] }));
     assert.match(plain.markdown, /Share on Twitter/);
-    const data = ok(await scrape({ url: url('/article'), formats: ['markdown', 'summary'], onlyCleanContent: true }));
+    const data = ok(await api.scrape({ url: url('/article'), formats: ['markdown', 'summary'], onlyCleanContent: true }));
     for (const gone of ['Share on Twitter', 'Follow us', 'All rights reserved']) assert.ok(!data.markdown.includes(gone), data.markdown);
     assert.match(data.markdown, /## Nesting/);
     assert.match(data.markdown, /Eggs: four to six/);
@@ -176,7 +174,7 @@ describe('AI formats without an LLM (deterministic paths)', () => {
       [{ formats: ['changeTracking'] }, 'body.formats', /changeTracking requires markdown/],
     ];
     for (const [body, path, message] of cases) {
-      const res = await scrape({ url: url('/article'), ...body });
+      const res = await api.scrape({ url: url('/article'), ...body });
       assert.equal(res.status, 400, res.text);
       assert.ok(res.json.details.some((d: any) => d.path === path && message.test(d.message)), `${path}: ${res.text}`);
     }
@@ -186,14 +184,13 @@ describe('AI formats without an LLM (deterministic paths)', () => {
 describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
   let svc: TestService;
   let llm: FakeLlm;
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
+  let api: Api;
   const userText = (i: number) => llm.requests[i].body.messages.map((m: any) => m.content).join('\n');
 
   before(async () => {
     llm = await startFakeLlm();
     svc = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '1' } });
-    call = client(svc.url, svc.key);
+    api = apiClient(svc);
   });
   after(async () => {
     await svc.destroy();
@@ -205,7 +202,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     const reply = { name: 'Oak Letter Rack', price: 49.99, slots: 5 };
     llm.requests.length = 0;
     llm.script({ json: reply, usage: { prompt_tokens: 120, completion_tokens: 30 } });
-    const res = await scrape({ url: url('/product'), formats: [{ type: 'json', schema, prompt: 'How many slots?' }] });
+    const res = await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema, prompt: 'How many slots?' }] });
     const data = ok(res);
     assert.deepEqual(data.json, reply);
     assert.equal(data.warning, undefined);
@@ -220,6 +217,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     assert.match(text, /Values already read[^\n]*\n\{"name":"Oak Letter Rack","price":49.99\}/);
     assert.equal(data.metadata.creditsUsed, 1);
 
+    await svc.settled();
     const { rows } = await svc.db.query<{ tokens: number }>('SELECT tokens FROM token_usage WHERE job_id = $1', [data.metadata.scrapeId]);
     assert.deepEqual(rows.map((r) => Number(r.tokens)), [150]);
   });
@@ -228,10 +226,11 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
     llm.requests.length = 0;
     llm.script({ content: '{"name": "Oak Letter Rack",' }, { json: { name: 'Oak Letter Rack' } });
-    const data = ok(await scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
+    const data = ok(await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
     assert.deepEqual(data.json, { name: 'Oak Letter Rack' });
     assert.equal(llm.requests.length, 2);
     assert.match(userText(1), /not usable[\s\S]*not valid JSON/);
+    await svc.settled();
     const { rows } = await svc.db.query('SELECT 1 FROM token_usage WHERE job_id = $1', [data.metadata.scrapeId]);
     assert.equal(rows.length, 2, 'the repair request is in the ledger too');
   });
@@ -239,7 +238,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
   test('a 429 is retried, then the answer is used', async () => {
     llm.requests.length = 0;
     llm.script({ status: 429, headers: { 'retry-after-ms': '50' } }, { content: 'They nest in old barns.' });
-    const data = ok(await scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }] }));
+    const data = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }] }));
     assert.equal(data.answer, 'They nest in old barns.');
     assert.equal(llm.requests.length, 2);
     assert.match(userText(1), /Question: How many owlets does a pair raise\?/);
@@ -250,7 +249,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     const schema = { type: 'object', properties: { name: { type: 'string' }, sku: { type: 'string' } } };
     llm.requests.length = 0;
     llm.script({ hang: true });
-    const data = ok(await scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
+    const data = ok(await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
     assert.deepEqual(data.json, { name: 'Oak Letter Rack', sku: 'RACK-7' });
     assert.match(data.warning, /json: the LLM failed \(LLM_TIMEOUT: [^)]*\); filled from the page's structured data and labels \(deterministic\)/);
     assert.equal(llm.requests.length, 1, 'timeouts are not retried');
@@ -260,9 +259,9 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     const small = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_MAX_OUTPUT_TOKENS: '16' } });
     try {
       llm.requests.length = 0;
-      const res = await client(small.url, small.key)('POST', '/v2/scrape', { url: url('/article'), onlyCleanContent: true });
+      const res = await apiClient(small).scrape({ url: url('/article'), onlyCleanContent: true });
       const data = ok(res);
-      const plain = ok(await client(small.url, small.key)('POST', '/v2/scrape', { url: url('/article') }));
+      const plain = ok(await apiClient(small).scrape({ url: url('/article') }));
       assert.equal(data.markdown, plain.markdown, 'the original markdown, not a cleaned one');
       assert.match(data.warning, /onlyCleanContent: the markdown \(\d+ characters\) exceeds the LLM's output limit \(16 tokens\); the clean-up was skipped and the original markdown kept/);
       assert.equal(llm.requests.length, 0);
@@ -281,7 +280,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
       { json: { highlights: ['A pair raises four to six owlets each spring.'] } },
     );
     const data = ok(
-      await scrape({
+      await api.scrape({
         url: url('/article'),
         onlyCleanContent: true,
         formats: ['markdown', 'summary', { type: 'query', prompt: 'How do owls find voles?', mode: 'directQuote' }, { type: 'highlights', query: 'owlets' }],
@@ -305,14 +304,14 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
 
   test('product and menu: confident structured data needs no LLM; otherwise the LLM fills the spec shape', async () => {
     llm.requests.length = 0;
-    const d = ok(await scrape({ url: url('/bistro'), formats: ['menu'] }));
+    const d = ok(await api.scrape({ url: url('/bistro'), formats: ['menu'] }));
     assert.equal(d.menu.isMenu, true);
     assert.match(d.warning, /menu: read from the page's schema.org Menu data \(deterministic\); the LLM was not needed/);
     assert.equal(llm.requests.length, 0);
 
     const product = { title: 'Barn owl nest box', variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' }, sku: null }], brand: null };
     llm.script({ json: product });
-    const p = ok(await scrape({ url: url('/article'), formats: ['product'] }));
+    const p = ok(await api.scrape({ url: url('/article'), formats: ['product'] }));
     assert.deepEqual(p.product, { title: 'Barn owl nest box', variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' } }], url: p.metadata.url });
     assert.equal(llm.requests.length, 1);
     assert.equal(llm.requests[0].body.response_format.json_schema.schema.required[0], 'variants');
@@ -321,7 +320,7 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
   test('an LLM error other than a timeout also degrades (LLM_ERROR after the retries)', async () => {
     llm.requests.length = 0;
     llm.script({ status: 500 }, { status: 500 });
-    const data = ok(await scrape({ url: url('/article'), formats: ['summary'] }));
+    const data = ok(await api.scrape({ url: url('/article'), formats: ['summary'] }));
     assert.ok(data.summary.length > 20);
     assert.match(data.warning, /summary: the LLM failed \(LLM_ERROR: [^)]*\); an extractive summary of the page was returned/);
   });

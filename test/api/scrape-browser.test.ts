@@ -4,16 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, jsText, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
-
-type Call = ReturnType<typeof client>;
+import { type FixtureSite, jsText } from '../fixtures/site/index.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, startTestService, stopSiteAndService } from '../helpers/service.ts';
 
 let site: FixtureSite;
 let svc: TestService;
-let call: Call;
-
-const scrape = (body: Record<string, unknown>, c: Call = call) => c('POST', '/v2/scrape', body);
+let api: Api;
 
 async function download(url: string): Promise<{ status: number; type: string | null; body: Buffer }> {
   const res = await fetch(url); // no API key: file URLs are capabilities
@@ -25,43 +22,36 @@ function pngSize(b: Buffer): { width: number; height: number } {
   return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
 }
 
-before(async () => {
-  site = await startFixtureSite();
-  svc = await startTestService();
-  call = client(svc.url, svc.key);
-});
-after(async () => {
-  await svc?.destroy();
-  await site?.close();
-});
+before(async () => ({ site, svc, api } = await startSiteAndService()));
+after(() => stopSiteAndService(svc, site));
 
 describe('engine choice', () => {
   test('a page only JavaScript fills is rendered in the browser; a plain page stays on HTTP', async () => {
-    const js = await scrape({ url: site.url('/js-only') });
+    const js = await api.scrape({ url: site.url('/js-only') });
     assert.equal(js.status, 200, js.text);
     assert.equal(js.json.data.metadata.engine, 'browser');
     assert.ok(js.json.data.markdown.includes(jsText.heading), js.json.data.markdown);
     assert.ok(js.json.data.markdown.includes(jsText.paragraphs[0]));
 
-    const spa = await scrape({ url: site.url('/js-spa') });
+    const spa = await api.scrape({ url: site.url('/js-spa') });
     assert.equal(spa.json.data.metadata.engine, 'browser');
     for (const item of jsText.spaItems) assert.ok(spa.json.data.markdown.includes(item), spa.json.data.markdown);
 
-    const plain = await scrape({ url: site.url('/articles/2'), maxAge: 0 });
+    const plain = await api.scrape({ url: site.url('/articles/2'), maxAge: 0 });
     assert.equal(plain.json.data.metadata.engine, 'http');
   });
 
   test('waitFor and mobile run in the browser; the rendered copy is cached as such', async () => {
     const url = site.url(`/js-only?w=${Date.now()}`);
-    const res = await scrape({ url, waitFor: 200 });
+    const res = await api.scrape({ url, waitFor: 200 });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.data.metadata.engine, 'browser');
-    const again = await scrape({ url });
+    const again = await api.scrape({ url });
     assert.equal(again.json.data.metadata.cacheState, 'hit');
     assert.equal(again.json.data.metadata.engine, 'browser');
     assert.ok(again.json.data.markdown.includes(jsText.heading));
 
-    const mobile = await scrape({
+    const mobile = await api.scrape({
       url: site.url('/about'),
       mobile: true,
       formats: ['markdown'],
@@ -73,7 +63,7 @@ describe('engine choice', () => {
 
 describe('screenshots', () => {
   test('a viewport screenshot is a URL of our own storage, readable without a key, of the requested size', async () => {
-    const res = await scrape({ url: site.url('/articles/1'), formats: ['markdown', { type: 'screenshot', viewport: { width: 800, height: 600 } }] });
+    const res = await api.scrape({ url: site.url('/articles/1'), formats: ['markdown', { type: 'screenshot', viewport: { width: 800, height: 600 } }] });
     assert.equal(res.status, 200, res.text);
     const shot = res.json.data.screenshot as string;
     assert.match(shot, new RegExp(`^${svc.url}/v2/files/[0-9a-f]{32}\\.png$`));
@@ -86,17 +76,17 @@ describe('screenshots', () => {
   });
 
   test('quality gives a JPEG; full page is taller than the viewport; zero data retention gives a data URL', async () => {
-    const jpeg = await scrape({ url: site.url('/articles/1'), formats: [{ type: 'screenshot', quality: 60 }] });
+    const jpeg = await api.scrape({ url: site.url('/articles/1'), formats: [{ type: 'screenshot', quality: 60 }] });
     const file = await download(jpeg.json.data.screenshot);
     assert.equal(file.type, 'image/jpeg');
     assert.equal(file.body[0], 0xff);
     assert.equal(file.body[1], 0xd8);
 
-    const full = await scrape({ url: site.url('/large?kb=50'), formats: [{ type: 'screenshot', fullPage: true }] });
+    const full = await api.scrape({ url: site.url('/large?kb=50'), formats: [{ type: 'screenshot', fullPage: true }] });
     const { height } = pngSize((await download(full.json.data.screenshot)).body);
     assert.ok(height > 800, `full page height ${height}`);
 
-    const zdr = await scrape({ url: site.url('/articles/1'), formats: ['screenshot'], zeroDataRetention: true });
+    const zdr = await api.scrape({ url: site.url('/articles/1'), formats: ['screenshot'], zeroDataRetention: true });
     assert.match(zdr.json.data.screenshot, /^data:image\/png;base64,/);
     pngSize(Buffer.from(zdr.json.data.screenshot.split(',')[1], 'base64'));
   });
@@ -104,7 +94,7 @@ describe('screenshots', () => {
 
 describe('actions', () => {
   test('clicks, scrapes, scripts, screenshots and PDFs come back in data.actions', async () => {
-    const res = await scrape({
+    const res = await api.scrape({
       url: site.url('/interactive/click-to-load'),
       formats: ['markdown'],
       actions: [
@@ -130,7 +120,7 @@ describe('actions', () => {
   });
 
   test('a form is filled with click, write and press', async () => {
-    const res = await scrape({
+    const res = await api.scrape({
       url: site.url('/interactive/form'),
       actions: [
         { type: 'click', selector: '#name' },
@@ -145,7 +135,7 @@ describe('actions', () => {
   });
 
   test('a failing action is a 400 naming its index; actions are never cached', async () => {
-    const res = await scrape({
+    const res = await api.scrape({
       url: site.url('/interactive/form'),
       timeout: 15000,
       actions: [{ type: 'wait', milliseconds: 10 }, { type: 'executeJavascript', script: 'throw new Error("boom")' }],
@@ -154,7 +144,7 @@ describe('actions', () => {
     assert.equal(res.json.code, 'SCRAPE_ACTION_ERROR');
     assert.match(res.json.error, /Action 1 \(executeJavascript\)/);
     assert.match(res.json.error, /boom/);
-    const plain = await scrape({ url: site.url('/interactive/form'), maxAge: 600_000, minAge: 1 });
+    const plain = await api.scrape({ url: site.url('/interactive/form'), maxAge: 600_000, minAge: 1 });
     assert.equal(plain.json.code, 'SCRAPE_NO_CACHED_DATA', 'the action scrape stored nothing in the cache');
   });
 });
@@ -162,44 +152,44 @@ describe('actions', () => {
 describe('profiles', () => {
   test("a profile's cookie survives to the next scrape, for its own team only", async () => {
     const name = `p-${Date.now()}`;
-    const set = await scrape({ url: site.url('/cookies/set?name=visit&value=v42'), profile: { name }, formats: ['markdown'] });
+    const set = await api.scrape({ url: site.url('/cookies/set?name=visit&value=v42'), profile: { name }, formats: ['markdown'] });
     assert.equal(set.status, 200, set.text);
-    const show = await scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
+    const show = await api.scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
     assert.ok(show.json.data.markdown.includes('visit=v42'), show.json.data.markdown);
 
     // Read-only use (saveChanges false) does not write back.
-    await scrape({ url: site.url('/cookies/set?name=other&value=x'), profile: { name, saveChanges: false } });
-    const after = await scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
+    await api.scrape({ url: site.url('/cookies/set?name=other&value=x'), profile: { name, saveChanges: false } });
+    const after = await api.scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
     assert.ok(!after.json.data.markdown.includes('other=x'), after.json.data.markdown);
 
     const team = await ensureTeam(svc.db, `profiles-${Date.now()}`);
     const { key } = await createApiKey(svc.db, team.id, { name: 'other' });
-    const theirs = await scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false }, client(svc.url, key));
+    const theirs = await apiClient(svc, key).scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
     assert.ok(!theirs.json.data.markdown.includes('visit=v42'), 'another team has its own profiles');
   });
 });
 
 describe('without Chromium', () => {
   let bare: TestService;
-  let bareCall: Call;
+  let bareApi: Api;
   before(async () => {
     bare = await startTestService({ env: { CHROMIUM_PATH: '/nonexistent/chromium' } });
-    bareCall = client(bare.url, bare.key);
+    bareApi = apiClient(bare);
   });
   after(() => bare?.destroy());
 
   test('browser-only requests get 503 naming what to install; the rest still works', async () => {
-    const shot = await scrape({ url: site.url('/articles/1'), formats: ['screenshot'] }, bareCall);
+    const shot = await bareApi.scrape({ url: site.url('/articles/1'), formats: ['screenshot'] });
     assert.equal(shot.status, 503, shot.text);
     assert.equal(shot.json.code, 'BROWSER_UNAVAILABLE');
     assert.match(shot.json.error, /apt-get install chromium|CHROMIUM_PATH/);
 
-    const plain = await scrape({ url: site.url('/articles/1') }, bareCall);
+    const plain = await bareApi.scrape({ url: site.url('/articles/1') });
     assert.equal(plain.status, 200);
-    const js = await scrape({ url: site.url('/js-only') }, bareCall);
+    const js = await bareApi.scrape({ url: site.url('/js-only') });
     assert.equal(js.status, 200);
     assert.equal(js.json.data.metadata.engine, 'http');
-    const mobile = await scrape({ url: site.url('/about'), mobile: true }, bareCall);
+    const mobile = await bareApi.scrape({ url: site.url('/about'), mobile: true });
     assert.equal(mobile.status, 200);
     assert.match(mobile.json.data.warning, /mobile/);
   });

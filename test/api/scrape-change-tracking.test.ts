@@ -8,12 +8,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, brandStyle, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type FixtureSite, brandStyle } from '../fixtures/site/index.ts';
+import { type Api, type ScrapeFormatBody, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
 
 describe('changeTracking and branding formats', () => {
   let svc: TestService;
-  let api: ReturnType<typeof client>;
+  let api: Api;
   let site: FixtureSite;
   let server: http.Server;
   let origin: string;
@@ -24,21 +25,18 @@ describe('changeTracking and branding formats', () => {
      <p>A steel kettle for the stove.</p><p>Price: ${price}</p>${extra}</main></body></html>`;
 
   before(async () => {
-    site = await startFixtureSite();
-    svc = await startTestService();
-    api = client(svc.url, svc.key);
+    ({ site, svc, api } = await startSiteAndService());
     server = http.createServer((_req, res) => res.writeHead(page.status, { 'content-type': 'text/html' }).end(page.body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
-    await svc?.destroy();
-    await site?.close();
+    await stopSiteAndService(svc, site);
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  const track = async (path: string, format: Record<string, unknown> = { type: 'changeTracking', modes: ['git-diff'] }, key?: string) => {
-    const res = await (key ? client(svc.url, key) : api)('POST', '/v2/scrape', { url: `${origin}${path}`, formats: ['markdown', format] });
+  const track = async (path: string, format: ScrapeFormatBody = { type: 'changeTracking', modes: ['git-diff'] }, key?: string) => {
+    const res = await (key ? apiClient(svc, key) : api).scrape({ url: `${origin}${path}`, formats: ['markdown', format] });
     assert.equal(res.status, 200, res.text);
     return res.json.data;
   };
@@ -66,7 +64,7 @@ describe('changeTracking and branding formats', () => {
   });
 
   test('json mode: fields that changed, previous and current', async () => {
-    const format = { type: 'changeTracking', modes: ['json'], schema: { type: 'object', properties: { price: { type: 'string' } } } };
+    const format: ScrapeFormatBody = { type: 'changeTracking', modes: ['json'], schema: { type: 'object', properties: { price: { type: 'string' } } } };
     page = { status: 200, body: article('$12') };
     const first = await track('/tea', format);
     assert.equal(first.changeTracking.changeStatus, 'new');
@@ -95,14 +93,14 @@ describe('changeTracking and branding formats', () => {
       [{ url, formats: ['markdown', { type: 'changeTracking', modes: ['json'] }] }, /body\.formats\.1\.modes/],
     ];
     for (const [body, message] of cases) {
-      const res = await api('POST', '/v2/scrape', body);
+      const res = await api.scrapeRaw(body);
       assert.equal(res.status, 400, res.text);
       assert.match(res.json.error, message);
     }
   });
 
   test('branding: the colours and fonts the page CSS sets, from the browser', async () => {
-    const res = await api('POST', '/v2/scrape', { url: site.url('/brand'), formats: ['branding'] });
+    const res = await api.scrape({ url: site.url('/brand'), formats: ['branding'] });
     assert.equal(res.status, 200, res.text);
     const b = res.json.data.branding;
     assert.equal(res.json.data.metadata.engine, 'browser');

@@ -6,24 +6,21 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
+import type { FixtureSite } from '../fixtures/site/index.ts';
 import { buildReportPdf, buildTextPdf, documentTexts } from '../fixtures/site/documents.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
-
-type Res = { status: number; json: any };
+import type { Api } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
 
 describe('scrape of document URLs', () => {
   let site: FixtureSite;
   let svc: TestService;
-  let api: ReturnType<typeof client>;
+  let api: Api;
   let extra: http.Server;
   let extraUrl: string;
 
   before(async () => {
-    site = await startFixtureSite();
-    svc = await startTestService();
-    api = client(svc.url, svc.key);
+    ({ site, svc, api } = await startSiteAndService());
     // Files the fixture site does not serve: an encrypted PDF and a legacy Word file.
     const legacyDoc = Buffer.alloc(2048);
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(legacyDoc);
@@ -38,20 +35,17 @@ describe('scrape of document URLs', () => {
     extraUrl = `http://127.0.0.1:${(extra.address() as AddressInfo).port}`;
   });
   after(async () => {
-    await svc?.destroy();
-    await site?.close();
+    await stopSiteAndService(svc, site);
     await new Promise((resolve) => extra?.close(resolve));
   });
 
-  const scrape = async (body: Record<string, unknown>): Promise<Res> => {
-    const res = await api('POST', '/v2/scrape', body);
-    return { status: res.status, json: res.json };
+  const credits = async (id: string): Promise<number> => {
+    await svc.settled();
+    return (await svc.db.query<{ credits: number }>('SELECT credits FROM jobs WHERE id = $1', [id])).rows[0].credits;
   };
-  const credits = async (id: string): Promise<number> =>
-    (await svc.db.query<{ credits: number }>('SELECT credits FROM jobs WHERE id = $1', [id])).rows[0].credits;
 
   test('a PDF: markdown in reading order, its metadata, 1 credit per page', async () => {
-    const res = await scrape({ url: site.url('/files/report.pdf') });
+    const res = await api.scrape({ url: site.url('/files/report.pdf') });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     const t = documentTexts.pdf;
@@ -75,7 +69,7 @@ describe('scrape of document URLs', () => {
 
   test('found from content: a PDF served as octet-stream, as text/html, without extension', async () => {
     for (const path of ['/files/report.bin', '/files/pdf-as-html', '/download/report', '/download/attachment']) {
-      const res = await scrape({ url: site.url(path) });
+      const res = await api.scrape({ url: site.url(path) });
       assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.json)}`);
       assert.equal(res.json.data.metadata.numPages, 3, path);
       assert.match(res.json.data.markdown, /Executive Summary/, path);
@@ -96,25 +90,25 @@ describe('scrape of document URLs', () => {
       ['/files/data.csv', /^\| .* \|$/m],
     ];
     for (const [path, expected] of cases) {
-      const res = await scrape({ url: site.url(path), formats: ['markdown', 'links'] });
+      const res = await api.scrape({ url: site.url(path), formats: ['markdown', 'links'] });
       assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.json)}`);
       assert.match(res.json.data.markdown, expected, path);
       assert.equal(res.json.data.metadata.creditsUsed, 1, path);
       assert.ok(Array.isArray(res.json.data.links), path);
     }
-    const docx = await scrape({ url: site.url('/files/report.docx'), formats: ['links'] });
+    const docx = await api.scrape({ url: site.url('/files/report.docx'), formats: ['links'] });
     assert.deepEqual(docx.json.data.links, [documentTexts.docx.link.href]);
   });
 
   test('parsers: [] returns the PDF base64-encoded for 1 credit; the object form fills pages, blocks, markers, maxPages', async () => {
-    const raw = await scrape({ url: site.url('/files/report.pdf'), parsers: [] });
+    const raw = await api.scrape({ url: site.url('/files/report.pdf'), parsers: [] });
     assert.equal(raw.status, 200, JSON.stringify(raw.json));
     assert.deepEqual(Buffer.from(raw.json.data.rawBase64, 'base64'), buildReportPdf());
     assert.equal(raw.json.data.markdown, undefined);
     assert.equal(raw.json.data.metadata.creditsUsed, 1);
     assert.match(raw.json.data.warning, /base64/);
 
-    const rich = await scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true }] });
+    const rich = await api.scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true }] });
     assert.equal(rich.status, 200, JSON.stringify(rich.json));
     const d = rich.json.data;
     assert.deepEqual(
@@ -127,39 +121,40 @@ describe('scrape of document URLs', () => {
     assert.equal(d.markdown.slice(item.markdownSpan[0], item.markdownSpan[1]).replace(/^#+ /, ''), item.content);
     assert.match(d.markdown, /<!-- Page 1 -->[\s\S]*<!-- Page 2 -->[\s\S]*<!-- Page 3 -->/);
 
-    const two = await scrape({ url: site.url('/files/generated.pdf?pages=10'), parsers: [{ type: 'pdf', maxPages: 2 }] });
+    const two = await api.scrape({ url: site.url('/files/generated.pdf?pages=10'), parsers: [{ type: 'pdf', maxPages: 2 }] });
     assert.equal(two.status, 200, JSON.stringify(two.json));
     assert.equal(two.json.data.metadata.creditsUsed, 2, 'credits for the pages converted');
     assert.ok(buildTextPdf(10).length > 0);
   });
 
   test('redactPII applies to the document markdown; with blocks it is a 400', async () => {
-    const plain = await scrape({ url: `${extraUrl}/people.csv` });
+    const plain = await api.scrape({ url: `${extraUrl}/people.csv` });
     assert.match(plain.json.data.markdown, /ada\.lovelace@example\.com/);
-    const res = await scrape({ url: `${extraUrl}/people.csv`, redactPII: true });
+    const res = await api.scrape({ url: `${extraUrl}/people.csv`, redactPII: true });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.doesNotMatch(res.json.data.markdown, /ada\.lovelace@example\.com/);
     assert.match(res.json.data.markdown, /\| Ada \|/);
-    const bad = await scrape({ url: site.url('/files/report.pdf'), redactPII: true, parsers: [{ type: 'pdf', blocks: true }] });
+    const bad = await api.scrape({ url: site.url('/files/report.pdf'), redactPII: true, parsers: [{ type: 'pdf', blocks: true }] });
     assert.equal(bad.status, 400);
     assert.match(bad.json.error, /body\.parsers\.0\.blocks/);
   });
 
   test('errors: encrypted 422, corrupt 422, legacy Word and images 415 naming the type; the image parser is refused', async () => {
-    const enc = await scrape({ url: `${extraUrl}/secret.pdf` });
+    const enc = await api.scrape({ url: `${extraUrl}/secret.pdf` });
     assert.equal(enc.status, 422, JSON.stringify(enc.json));
     assert.equal(enc.json.code, 'DOCUMENT_ENCRYPTED');
-    const corrupt = await scrape({ url: site.url('/files/corrupt.pdf') });
+    const corrupt = await api.scrape({ url: site.url('/files/corrupt.pdf') });
     assert.equal(corrupt.status, 422, JSON.stringify(corrupt.json));
     assert.equal(corrupt.json.code, 'DOCUMENT_CORRUPT');
-    const legacy = await scrape({ url: `${extraUrl}/old.doc` });
+    const legacy = await api.scrape({ url: `${extraUrl}/old.doc` });
     assert.equal(legacy.status, 415, JSON.stringify(legacy.json));
     assert.equal(legacy.json.code, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
     assert.match(legacy.json.error, /Word 97-2003/);
-    const image = await scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'image' }] });
+    const image = await api.scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'image' }] });
     assert.equal(image.status, 400);
     assert.match(image.json.error, /body\.parsers\.0/);
     // The failed jobs cost nothing.
+    await svc.settled();
     const { rows } = await svc.db.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE status = 'failed' AND credits > 0");
     assert.equal(rows[0].n, 0);
   });

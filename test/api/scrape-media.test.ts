@@ -25,11 +25,11 @@ import { isExecutable } from '../../src/scrape/media/ffmpeg.ts';
 import { Scraper } from '../../src/scrape/scrape.ts';
 import type { Db } from '../../src/store/db-types.ts';
 import { type FixtureSite, buildMediaFixtures, mediaClips, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService } from '../helpers/service.ts';
+import { type Api, type ApiResponse, apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService } from '../helpers/service.ts';
 
 const run = promisify(execFile);
-type Call = ReturnType<typeof client>;
-type Res = Awaited<ReturnType<Call>>;
+type Res = ApiResponse;
 
 interface Probed {
   format: string;
@@ -39,7 +39,7 @@ interface Probed {
 
 let site: FixtureSite;
 let svc: TestService;
-let call: Call;
+let api: Api;
 let mediaDir: string;
 let work: string;
 /** TMPDIR of this test process while it runs: where the scrapes' temporary media directories go. */
@@ -102,7 +102,6 @@ function assertError(res: Res, status: number, code: string, message?: RegExp): 
 const pageUrl = (name: string) => site.url(`/media-pages/${name}`);
 /** Temporary media directories of scrapes (src/scrape/scrape.ts #attachMedia) still on disk. */
 const leftovers = async () => (await readdir(scratch)).filter((name) => name.startsWith('gleaner-media-'));
-const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
 /** Requests the fixture saw for paths starting with `prefix` since index `from`. */
 const seen = (prefix: string, from = 0) => site.requests.slice(from).filter((r) => r.path.startsWith(prefix)).map((r) => r.path);
 
@@ -151,7 +150,7 @@ before(async () => {
     },
   });
   started.db = svc.db;
-  call = client(svc.url, svc.key);
+  api = apiClient(svc);
 });
 
 after(async () => {
@@ -166,7 +165,7 @@ after(async () => {
 
 describe('video: discovery and the stored file', () => {
   test('<video src>: the larger declared player, stored as served, served by Gleaner and playable', async () => {
-    const data = ok(await scrape({ url: pageUrl('video-src'), formats: ['markdown', 'video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('video-src'), formats: ['markdown', 'video'] }));
     assert.ok(data.markdown.includes('# Video element'));
     assert.equal(data.audio, undefined);
     assert.equal(data.warning, undefined);
@@ -185,7 +184,7 @@ describe('video: discovery and the stored file', () => {
   });
 
   test('<source>: the first downloadable source of an element whose src is a blob:', async () => {
-    const data = ok(await scrape({ url: pageUrl('video-source'), formats: [{ type: 'video' }] }));
+    const data = ok(await api.scrape({ url: pageUrl('video-source'), formats: [{ type: 'video' }] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
     const { body, probed } = await stored(data.video, 'video/mp4');
     assert.ok(body.equals(await fixture(mediaClips.short.path)));
@@ -194,21 +193,21 @@ describe('video: discovery and the stored file', () => {
 
   test('og:video: the player page declared text/html is skipped (never fetched), the mp4 is taken', async () => {
     const from = site.requests.length;
-    const data = ok(await scrape({ url: pageUrl('og-video'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('og-video'), formats: ['video'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.clip.path));
     near((await stored(data.video, 'video/mp4')).probed.duration, mediaClips.clip.duration);
     assert.deepEqual(seen('/media-pages/player', from), []);
   });
 
   test('JSON-LD VideoObject contentUrl (not its embedUrl)', async () => {
-    const data = ok(await scrape({ url: pageUrl('json-ld'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('json-ld'), formats: ['video'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
     assert.deepEqual(codecs((await stored(data.video, 'video/mp4')).probed), ['audio:aac', 'video:h264']);
   });
 
   test('HLS master playlist: the highest-bandwidth variant (listed second), its segments in order, remuxed to MP4', async () => {
     const from = site.requests.length;
-    const data = ok(await scrape({ url: pageUrl('hls-master'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('hls-master'), formats: ['video'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.hls.master));
     assert.equal(data.metadata.videoMimeType, 'video/mp4');
     const { body, probed } = await stored(data.video, 'video/mp4');
@@ -228,14 +227,14 @@ describe('video: discovery and the stored file', () => {
   });
 
   test('HLS media playlist given as a <source type="application/x-mpegURL">', async () => {
-    const data = ok(await scrape({ url: pageUrl('hls-media'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('hls-media'), formats: ['video'] }));
     const { probed } = await stored(data.video, 'video/mp4');
     assert.equal(videoStream(probed).width, mediaClips.hls.lowWidth);
     near(probed.duration, mediaClips.hls.duration);
   });
 
   test('HLS with an alternative audio rendition: the video variant and the rendition muxed together', async () => {
-    const data = ok(await scrape({ url: pageUrl('hls-alt-audio'), formats: ['video', 'audio'] }));
+    const data = ok(await api.scrape({ url: pageUrl('hls-alt-audio'), formats: ['video', 'audio'] }));
     const { probed } = await stored(data.video, 'video/mp4');
     assert.deepEqual(codecs(probed), ['audio:aac', 'video:h264']);
     near(probed.duration, mediaClips.hlsAltAudio.duration);
@@ -249,7 +248,7 @@ describe('video: discovery and the stored file', () => {
       ['dash', mediaClips.dash],
       ['dash-number', mediaClips.dashNumber],
     ] as const) {
-      const data = ok(await scrape({ url: pageUrl(name), formats: ['video'] }));
+      const data = ok(await api.scrape({ url: pageUrl(name), formats: ['video'] }));
       assert.equal(data.metadata.videoSourceURL, site.url(clip.mpd));
       const { probed } = await stored(data.video, 'video/mp4');
       assert.deepEqual(codecs(probed), ['audio:aac', 'video:h264'], name);
@@ -261,7 +260,7 @@ describe('video: discovery and the stored file', () => {
   test('the scrape URL itself a video file: its body is left to the media stage (and not cached); other formats get a warning', async () => {
     const url = site.url(`${mediaClips.clip.path}?direct=1`);
     for (let i = 0; i < 2; i++) {
-      const data = ok(await scrape({ url, formats: ['markdown', 'video'] }));
+      const data = ok(await api.scrape({ url, formats: ['markdown', 'video'] }));
       assert.equal(data.metadata.cacheState, 'miss', 'a skipped body is never cached');
       assert.equal(data.metadata.contentType, 'video/mp4');
       assert.equal(data.markdown, undefined);
@@ -271,34 +270,34 @@ describe('video: discovery and the stored file', () => {
   });
 
   test('the scrape URL itself an HLS playlist', async () => {
-    const data = ok(await scrape({ url: site.url(mediaClips.hls.master), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: site.url(mediaClips.hls.master), formats: ['video'] }));
     assert.equal(videoStream((await stored(data.video, 'video/mp4')).probed).width, mediaClips.hls.highWidth);
   });
 
   test('the scrape URL itself served as application/octet-stream: MP4, MP3, HLS and DASH known by their bytes', async () => {
     const octet = (path: string) => site.url(`${path}?octet=1`);
     for (let i = 0; i < 2; i++) {
-      const data = ok(await scrape({ url: octet(mediaClips.clip.path), formats: ['video'] }));
+      const data = ok(await api.scrape({ url: octet(mediaClips.clip.path), formats: ['video'] }));
       assert.equal(data.metadata.contentType, 'application/octet-stream');
       assert.equal(data.metadata.cacheState, 'miss', 'its body was left to the media stage, never cached');
       assert.equal(data.metadata.videoMimeType, 'video/mp4', 'the type ffprobe read');
       assert.ok((await stored(data.video, 'video/mp4')).body.equals(await fixture(mediaClips.clip.path)));
     }
     // An MP3 is audio: no video, its audio extracted.
-    const mp3 = ok(await scrape({ url: octet(mediaClips.long.path), formats: ['video', 'audio'] }));
+    const mp3 = ok(await api.scrape({ url: octet(mediaClips.long.path), formats: ['video', 'audio'] }));
     assert.equal(mp3.video, undefined);
     assert.match(mp3.warning, /video: no video was found on the page \(it has audio/);
     near((await stored(mp3.audio, 'audio/mpeg')).probed.duration, mediaClips.long.duration, 0.5);
-    const hls = ok(await scrape({ url: octet(mediaClips.hls.master), formats: ['video'] }));
+    const hls = ok(await api.scrape({ url: octet(mediaClips.hls.master), formats: ['video'] }));
     assert.equal(videoStream((await stored(hls.video, 'video/mp4')).probed).width, mediaClips.hls.highWidth);
-    const dash = ok(await scrape({ url: octet(mediaClips.dash.mpd), formats: ['video'] }));
+    const dash = ok(await api.scrape({ url: octet(mediaClips.dash.mpd), formats: ['video'] }));
     near((await stored(dash.video, 'video/mp4')).probed.duration, mediaClips.dash.duration);
     // Without the media formats such a body is what it was: bytes Gleaner cannot convert.
-    assertError(await scrape({ url: octet(mediaClips.clip.path), formats: ['markdown'] }), 415, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
+    assertError(await api.scrape({ url: octet(mediaClips.clip.path), formats: ['markdown'] }), 415, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
   });
 
   test('a page without media: success with a warning, no video or audio, only the page charged', async () => {
-    const data = ok(await scrape({ url: pageUrl('none'), formats: ['markdown', 'video', 'audio'] }));
+    const data = ok(await api.scrape({ url: pageUrl('none'), formats: ['markdown', 'video', 'audio'] }));
     assert.ok(data.markdown.includes('# No media'));
     assert.equal(data.video, undefined);
     assert.equal(data.audio, undefined);
@@ -309,20 +308,20 @@ describe('video: discovery and the stored file', () => {
   });
 
   test('a candidate answering 404 is skipped for the next one, with a warning; a lone one is an error, as is a web page', async () => {
-    const data = ok(await scrape({ url: pageUrl('fallback'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('fallback'), formats: ['video'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
     assert.match(data.warning, /missing\.mp4 could not be used \(SCRAPE_MEDIA_FETCH_FAILED\)/);
-    assertError(await scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
-    assertError(await scrape({ url: site.url('/media-pages/video?src=/media-pages/player'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /web page/);
+    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
+    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media-pages/player'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /web page/);
     // Bytes that are neither media nor a manifest: ffprobe cannot read them.
-    assertError(await scrape({ url: site.url('/media-pages/video?src=/robots.txt'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /not a media file/);
+    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/robots.txt'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /not a media file/);
   });
 
   test('after rendering: a <video> added by JavaScript is found when the browser ran, not in the served HTML', async () => {
-    const served = ok(await scrape({ url: pageUrl('js-video'), formats: ['video'] }));
+    const served = ok(await api.scrape({ url: pageUrl('js-video'), formats: ['video'] }));
     assert.equal(served.metadata.engine, 'http');
     assert.match(served.warning, /no video was found/);
-    const rendered = ok(await scrape({ url: pageUrl('js-video'), formats: ['video'], waitFor: 500, maxAge: 0 }));
+    const rendered = ok(await api.scrape({ url: pageUrl('js-video'), formats: ['video'], waitFor: 500, maxAge: 0 }));
     assert.equal(rendered.metadata.engine, 'browser');
     assert.equal(rendered.metadata.videoSourceURL, site.url(mediaClips.short.path));
     near((await stored(rendered.video, 'video/mp4')).probed.duration, mediaClips.short.duration);
@@ -330,9 +329,9 @@ describe('video: discovery and the stored file', () => {
 
   test('a cached page still gets its media: downloaded again, a new file', async () => {
     const url = site.url('/media-pages/video-src?cache=1');
-    const first = ok(await scrape({ url, formats: ['video'] }));
+    const first = ok(await api.scrape({ url, formats: ['video'] }));
     const from = site.requests.length;
-    const second = ok(await scrape({ url, formats: ['video'] }));
+    const second = ok(await api.scrape({ url, formats: ['video'] }));
     assert.equal(first.metadata.cacheState, 'miss');
     assert.equal(second.metadata.cacheState, 'hit');
     assert.deepEqual(seen('/media/', from), [mediaClips.clip.path]);
@@ -343,7 +342,7 @@ describe('video: discovery and the stored file', () => {
 
 describe('audio', () => {
   test('an <audio> is preferred over the video for the audio format; MP3; both charged per started minute', async () => {
-    const data = ok(await scrape({ url: pageUrl('audio-and-video'), formats: ['video', 'audio'] }));
+    const data = ok(await api.scrape({ url: pageUrl('audio-and-video'), formats: ['video', 'audio'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.clip.path));
     assert.equal(data.metadata.audioSourceURL, site.url(mediaClips.tone.path));
     assert.equal(data.metadata.audioMimeType, 'audio/mpeg');
@@ -357,7 +356,7 @@ describe('audio', () => {
 
   test("a page with only a video: the audio track extracted from it, downloaded once for both formats", async () => {
     const from = site.requests.length;
-    const data = ok(await scrape({ url: site.url('/media-pages/video?src=/media/clip.mp4'), formats: ['audio', 'video'] }));
+    const data = ok(await api.scrape({ url: site.url('/media-pages/video?src=/media/clip.mp4'), formats: ['audio', 'video'] }));
     assert.equal(data.metadata.audioSourceURL, site.url(mediaClips.clip.path));
     const { probed } = await stored(data.audio, 'audio/mpeg');
     assert.deepEqual(codecs(probed), ['audio:mp3']);
@@ -367,7 +366,7 @@ describe('audio', () => {
 
   test('a video taken after a fallback serves the audio too: each file downloaded once', async () => {
     const from = site.requests.length;
-    const data = ok(await scrape({ url: pageUrl('fallback'), formats: ['video', 'audio'] }));
+    const data = ok(await api.scrape({ url: pageUrl('fallback'), formats: ['video', 'audio'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
     assert.equal(data.metadata.audioSourceURL, site.url(mediaClips.short.path));
     assert.deepEqual(codecs((await stored(data.audio, 'audio/mpeg')).probed), ['audio:mp3']);
@@ -375,28 +374,27 @@ describe('audio', () => {
   });
 
   test('audio alone from a page with an <audio> source; a video without an audio track gives a warning', async () => {
-    const data = ok(await scrape({ url: pageUrl('audio-only'), formats: ['audio'] }));
+    const data = ok(await api.scrape({ url: pageUrl('audio-only'), formats: ['audio'] }));
     assert.equal(data.video, undefined);
     assert.deepEqual(codecs((await stored(data.audio, 'audio/mpeg')).probed), ['audio:mp3']);
-    const silent = ok(await scrape({ url: pageUrl('no-audio'), formats: ['audio'] }));
+    const silent = ok(await api.scrape({ url: pageUrl('no-audio'), formats: ['audio'] }));
     assert.equal(silent.audio, undefined);
     assert.match(silent.warning, /audio: the media has no audio track/);
     assert.equal(silent.metadata.creditsUsed, 1);
   });
 
   test('credits: one per started minute per media format, on the team ledger (61 s is two minutes)', async () => {
-    const used = async () => (await call('GET', '/v2/team/credit-usage')).json.data.creditsUsed as number;
-    const before = await used();
-    const data = ok(await scrape({ url: pageUrl('long-audio'), formats: ['audio'] }));
+    const before = await api.creditsUsed();
+    const data = ok(await api.scrape({ url: pageUrl('long-audio'), formats: ['audio'] }));
     near(data.metadata.audioDuration, mediaClips.long.duration, 0.5);
     assert.equal(data.metadata.creditsUsed, 3, 'the page and two started minutes');
-    assert.equal((await used()) - before, 3);
+    assert.equal((await api.creditsUsed()) - before, 3);
   });
 });
 
 describe('files: Range requests', () => {
   test('206 for one range (start-end, start-, -suffix), 416 past the end, 200 with Accept-Ranges otherwise', async () => {
-    const data = ok(await scrape({ url: pageUrl('video-src'), formats: ['video'] }));
+    const data = ok(await api.scrape({ url: pageUrl('video-src'), formats: ['video'] }));
     const original = await fixture(mediaClips.clip.path);
     const size = original.length;
     const whole = await download(data.video);
@@ -433,41 +431,42 @@ describe('files: Range requests', () => {
 
 describe('zero data retention', () => {
   test('media comes back as data: URLs, nothing stored', async () => {
-    const data = ok(await scrape({ url: pageUrl('video-src'), formats: ['video', 'audio'], zeroDataRetention: true }));
+    const data = ok(await api.scrape({ url: pageUrl('video-src'), formats: ['video', 'audio'], zeroDataRetention: true }));
     assert.match(data.video, /^data:video\/mp4;base64,/);
     assert.match(data.audio, /^data:audio\/mpeg;base64,/);
     const video = Buffer.from(data.video.split(',')[1], 'base64');
     assert.ok(video.equals(await fixture(mediaClips.clip.path)));
     assert.deepEqual(codecs(await probe(Buffer.from(data.audio.split(',')[1], 'base64'))), ['audio:mp3']);
+    await svc.settled();
     const { rows } = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE job_id = $1', [data.metadata.scrapeId]);
     assert.equal(rows[0].n, 0);
-    assert.equal((await call('GET', `/v2/scrape/${data.metadata.scrapeId}`)).status, 404);
+    assert.equal((await api.getScrape(data.metadata.scrapeId)).status, 404);
   });
 
   test('media larger than MEDIA_ZDR_MAX_BYTES is refused under zero data retention', async () => {
-    const res = await call('POST', '/test/guarded-scrape', {
+    const res = await api('POST', '/test/guarded-scrape', {
       url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`,
       formats: ['video'],
       zeroDataRetention: true,
     });
     assertError(res, 502, 'SCRAPE_MEDIA_TOO_LARGE', /MEDIA_ZDR_MAX_BYTES/);
     // The same without zero data retention is stored.
-    const stored = await call('POST', '/test/guarded-scrape', { url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`, formats: ['video'] });
+    const stored = await api('POST', '/test/guarded-scrape', { url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`, formats: ['video'] });
     assert.equal(stored.status, 200, stored.text);
   });
 
   test('an error names no URL read from the target (it may be logged): not the media URL, not its host', async () => {
-    const res = await scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'], zeroDataRetention: true });
+    const res = await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'], zeroDataRetention: true });
     assertError(res, 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
     assert.doesNotMatch(res.json.error, /missing\.mp4|127\.0\.0\.1|http:/);
     // Without zero data retention the message names it.
-    assertError(await scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /missing\.mp4/);
+    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /missing\.mp4/);
   });
 });
 
 describe('SSRF on media URLs', () => {
   const pub = () => `http://public.test:${site.port}`;
-  const guarded = (body: Record<string, unknown>) => call('POST', '/test/guarded-scrape', body);
+  const guarded = (body: Record<string, unknown>) => api('POST', '/test/guarded-scrape', body);
 
   test('the page is allowed; its media on a private address is refused, directly, through a redirect, or as HLS segments', async () => {
     const control = ok(await guarded({ url: `${pub()}/media-pages/video?src=/media/short.mp4`, formats: ['video'] }));
@@ -503,7 +502,7 @@ describe("the caller's headers", () => {
     const elsewhere = `${site.hostOrigin('localhost')}${mediaClips.clip.path}`;
     const src = `/redirect/to?url=${encodeURIComponent(elsewhere)}`;
     const from = site.requests.length;
-    const data = ok(await scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent(src)}`), formats: ['video'], headers }));
+    const data = ok(await api.scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent(src)}`), formats: ['video'], headers }));
     assert.equal(data.metadata.videoSourceURL, elsewhere);
     const hops = site.requests.slice(from);
     const page = hops.find((r) => r.path.startsWith('/media-pages/video'))!;
@@ -521,7 +520,7 @@ describe("the caller's headers", () => {
 
 describe('limits and failures', () => {
   let small: TestService;
-  let callSmall: Call;
+  let apiSmall: Api;
   let cap: number;
 
   before(async () => {
@@ -537,7 +536,7 @@ describe('limits and failures', () => {
     small = await startTestService({
       env: { MEDIA_MAX_BYTES: String(cap), SCRAPE_MAX_BYTES: '4096', FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' },
     });
-    callSmall = client(small.url, small.key);
+    apiSmall = apiClient(small);
   });
   after(async () => {
     await small?.destroy();
@@ -545,27 +544,27 @@ describe('limits and failures', () => {
 
   test('MEDIA_MAX_BYTES: a larger file (declared length or chunked), the scrape URL itself, and HLS segments summed', async () => {
     const tooLarge = (res: Res) => assertError(res, 502, 'SCRAPE_MEDIA_TOO_LARGE', new RegExp(`${cap} bytes.*MEDIA_MAX_BYTES`));
-    tooLarge(await callSmall('POST', '/v2/scrape', { url: pageUrl('video-src'), formats: ['video'] }));
-    tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(`/media-pages/video?src=${encodeURIComponent('/media/clip.mp4?chunked=1')}`), formats: ['video'] }));
-    tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(mediaClips.clip.path), formats: ['video'] }));
-    tooLarge(await callSmall('POST', '/v2/scrape', { url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['video'] }));
+    tooLarge(await apiSmall.scrape({ url: pageUrl('video-src'), formats: ['video'] }));
+    tooLarge(await apiSmall.scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent('/media/clip.mp4?chunked=1')}`), formats: ['video'] }));
+    tooLarge(await apiSmall.scrape({ url: site.url(mediaClips.clip.path), formats: ['video'] }));
+    tooLarge(await apiSmall.scrape({ url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['video'] }));
     // The same URL read as a page is over SCRAPE_MAX_BYTES: the cap above is the media stage's.
-    assertError(await callSmall('POST', '/v2/scrape', { url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['rawHtml'] }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
+    assertError(await apiSmall.scrape({ url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['rawHtml'] }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
     const from = site.requests.length;
-    tooLarge(await callSmall('POST', '/v2/scrape', { url: pageUrl('hls-media'), formats: ['video'] }));
+    tooLarge(await apiSmall.scrape({ url: pageUrl('hls-media'), formats: ['video'] }));
     assert.ok(seen('/media/hls/v1_', from).length >= 2, 'each segment fits: the sum is what overflowed');
   });
 
   test('without ffmpeg: 503 MEDIA_FFMPEG_UNAVAILABLE naming the package; a page without media still succeeds', async () => {
-    assertError(await callSmall('POST', '/v2/scrape', { url: pageUrl('audio-only'), formats: ['audio'] }), 503, 'MEDIA_FFMPEG_UNAVAILABLE', /apt-get install ffmpeg/);
-    const none = await callSmall('POST', '/v2/scrape', { url: pageUrl('none'), formats: ['video'] });
+    assertError(await apiSmall.scrape({ url: pageUrl('audio-only'), formats: ['audio'] }), 503, 'MEDIA_FFMPEG_UNAVAILABLE', /apt-get install ffmpeg/);
+    const none = await apiSmall.scrape({ url: pageUrl('none'), formats: ['video'] });
     assert.equal(none.status, 200, none.text);
     assert.match(none.json.data.warning, /no video was found/);
   });
 });
 
 describe('ffmpeg bounded', () => {
-  const guarded = (body: Record<string, unknown>, media: string) => call('POST', `/test/guarded-scrape?media=${media}`, body);
+  const guarded = (body: Record<string, unknown>, media: string) => api('POST', `/test/guarded-scrape?media=${media}`, body);
   const pub = () => `http://public.test:${site.port}`;
 
   test('an MP3 larger than MEDIA_MAX_BYTES is refused though its source fits (ffmpeg stops at the cap)', async () => {
@@ -598,21 +597,16 @@ describe('ffmpeg bounded', () => {
 describe('requests, batches', () => {
   test('refused with cache-only reads (lockdown, minAge), which never contact the target', async () => {
     for (const extra of [{ lockdown: true }, { minAge: 1000 }]) {
-      const res = await scrape({ url: pageUrl('video-src'), formats: ['video'], ...extra });
+      const res = await api.scrape({ url: pageUrl('video-src'), formats: ['video'], ...extra });
       assertError(res, 400, 'BAD_REQUEST', /audio and video download the media from the target/);
       assert.ok(res.json.details.some((d: { path: string }) => d.path === 'body.formats'));
     }
   });
 
   test('batch scrape pages get their media through the same pipeline (files of the batch job)', async () => {
-    const started = await call('POST', '/v2/batch/scrape', { urls: [pageUrl('video-src'), pageUrl('none')], formats: ['video'] });
+    const started = await api.batchScrape({ urls: [pageUrl('video-src'), pageUrl('none')], formats: ['video'] });
     assert.equal(started.status, 200, started.text);
-    let status: any;
-    for (const deadline = Date.now() + 60_000; ; ) {
-      status = (await call('GET', `/v2/batch/scrape/${started.json.id}`)).json;
-      if (status.status !== 'scraping' || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const status = await api.waitForBatch(started.json.id, 60_000);
     assert.equal(status.status, 'completed', JSON.stringify(status));
     assert.equal(status.creditsUsed, 3, 'two pages and one started minute');
     const [withVideo, without] = status.data;

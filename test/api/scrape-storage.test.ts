@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PendingWrites } from '../../src/scrape/pending-writes.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { apiClient } from '../helpers/api.ts';
+import { type TestService, startTestService, storeKinds } from '../helpers/service.ts';
 
 const STORE_DELAY_MS = 400;
 
@@ -65,11 +66,11 @@ for (const store of storeKinds) {
       const svc = await startTestService({ store });
       try {
         const slow = slowDownStorage(svc);
-        const call = client(svc.url, svc.key);
+        const call = apiClient(svc);
         const usage = async () => (await call('GET', '/v2/team/credit-usage')).json.data.creditsUsed as number;
         const before = await usage();
         const url = site.url(`/articles/1?storage=${Date.now()}`);
-        const res = await call('POST', '/v2/scrape', { url });
+        const res = await call.scrape({ url });
         assert.equal(res.status, 200, res.text);
         assert.equal(slow.finished(), 0, 'answered before the document was stored');
         const id = res.json.data.metadata.scrapeId;
@@ -81,7 +82,7 @@ for (const store of storeKinds) {
         assert.equal(slow.finished(), 1);
 
         // Credits and activity, right after another scrape.
-        const second = await call('POST', '/v2/scrape', { url, maxAge: 0 });
+        const second = await call.scrape({ url, maxAge: 0 });
         assert.equal(second.status, 200);
         assert.equal(slow.finished(), 1, 'the second answer did not wait either');
         assert.equal((await usage()) - before, 2, 'both charges visible to the next request');
@@ -91,7 +92,7 @@ for (const store of storeKinds) {
         assert.ok(job, activity.text);
 
         // The page-cache copy: the next scrape of the URL is a hit.
-        const third = await call('POST', '/v2/scrape', { url });
+        const third = await call.scrape({ url });
         assert.equal(third.json.data.metadata.cacheState, 'hit');
       } finally {
         await svc.destroy();
@@ -103,14 +104,14 @@ for (const store of storeKinds) {
       try {
         const slow = slowDownStorage(first);
         const url = site.url(`/articles/2?stop=${Date.now()}`);
-        const res = await client(first.url, first.key)('POST', '/v2/scrape', { url });
+        const res = await apiClient(first).scrape({ url });
         assert.equal(res.status, 200, res.text);
         assert.equal(slow.finished(), 0);
         await first.stop();
         assert.equal(slow.finished(), 1, 'stored during the stop');
         const again = await startTestService({ store, shareWith: first });
         try {
-          const got = await client(again.url, again.key)('GET', `/v2/scrape/${res.json.data.metadata.scrapeId}`);
+          const got = await apiClient(again)('GET', `/v2/scrape/${res.json.data.metadata.scrapeId}`);
           assert.equal(got.status, 200, got.text);
           assert.equal(got.json.data.markdown, res.json.data.markdown);
           const { rows } = await again.db.query<{ status: string; credits: number }>('SELECT status, credits FROM jobs WHERE id = $1', [
@@ -131,9 +132,9 @@ for (const store of storeKinds) {
         const b = await startTestService({ store, shareWith: a });
         try {
           slowDownStorage(a);
-          const res = await client(a.url, a.key)('POST', '/v2/scrape', { url: site.url(`/articles/3?other=${Date.now()}`) });
+          const res = await apiClient(a).scrape({ url: site.url(`/articles/3?other=${Date.now()}`) });
           assert.equal(res.status, 200, res.text);
-          const got = await client(b.url, b.key)('GET', `/v2/scrape/${res.json.data.metadata.scrapeId}`);
+          const got = await apiClient(b)('GET', `/v2/scrape/${res.json.data.metadata.scrapeId}`);
           assert.equal(got.status, 200, got.text);
           assert.deepEqual(got.json.data, res.json.data);
         } finally {

@@ -22,10 +22,10 @@ import { createApiKey, ensureTeam, setCreditQuota } from '../../src/store/teams.
 import { type FixtureSite, articles, charsetTexts, homeText, piiText, startFixtureSite } from '../fixtures/site/index.ts';
 import { DATA_URI_PNG, articlePage } from '../fixtures/site/pages.ts';
 import { allDocuments } from '../fixtures/site/documents.ts';
-import { type StoreKind, type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import { type Api, type ApiResponse, apiClient } from '../helpers/api.ts';
+import { type StoreKind, type TestService, startTestService, storeKinds } from '../helpers/service.ts';
 
-type Call = ReturnType<typeof client>;
-type Res = Awaited<ReturnType<Call>>;
+type Res = ApiResponse;
 
 /** SCRAPE_MAX_BYTES of the services under test: every fixture page but /large?kb=1500 fits. */
 const MAX_BYTES = 1024 * 1024;
@@ -65,12 +65,6 @@ function assertBadRequest(res: Res, path: string, message?: RegExp): void {
   if (message) assert.match(res.json.error, message);
 }
 
-async function creditsUsed(call: Call): Promise<number> {
-  const res = await call('GET', '/v2/team/credit-usage');
-  assert.equal(res.status, 200);
-  return res.json.data.creditsUsed;
-}
-
 async function startScrapeService(store: StoreKind): Promise<TestService> {
   // The route's Scraper needs the service's database, known once the service has started.
   const started: { db?: Db } = {};
@@ -103,9 +97,13 @@ async function startScrapeService(store: StoreKind): Promise<TestService> {
   return svc;
 }
 
+/** A client of the first store's service, for the store-independent tests. */
+let api: Api;
+
 before(async () => {
   site = await startFixtureSite();
   for (const store of storeKinds) services.set(store, await startScrapeService(store));
+  api = apiClient(services.get(storeKinds[0])!);
 });
 after(async () => {
   for (const svc of services.values()) await svc.destroy();
@@ -116,16 +114,9 @@ after(async () => {
 // Store-independent behaviour, on the first store (PGlite).
 
 describe('scrape formats', () => {
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    call = client(svc.url, svc.key);
-  });
-
   test('markdown: GFM table, fenced code with its language, nested lists, absolute links and images; boilerplate gone', async () => {
     const a = articles[0];
-    const res = await scrape({ url: site.url('/articles/1') });
+    const res = await api.scrape({ url: site.url('/articles/1') });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.success, true);
     const md: string = res.json.data.markdown;
@@ -158,7 +149,7 @@ describe('scrape formats', () => {
   });
 
   test('onlyMainContent false keeps nav and footer; ads and the cookie banner need blockAds false too', async () => {
-    const res = await scrape({ url: site.url('/articles/2'), onlyMainContent: false });
+    const res = await api.scrape({ url: site.url('/articles/2'), onlyMainContent: false });
     assert.equal(res.status, 200);
     const md: string = res.json.data.markdown;
     assert.ok(md.includes(`[Home](${site.origin}/)`), 'nav kept');
@@ -168,13 +159,13 @@ describe('scrape formats', () => {
     assert.ok(!md.includes('We use cookies'), 'blockAds (default true) still drops the cookie banner');
     assert.ok(!md.includes('Buy the Widget Pro'), 'blockAds (default true) still drops ads');
 
-    const all = await scrape({ url: site.url('/articles/2'), onlyMainContent: false, blockAds: false });
+    const all = await api.scrape({ url: site.url('/articles/2'), onlyMainContent: false, blockAds: false });
     assert.ok(all.json.data.markdown.includes('We use cookies to improve your experience'));
     assert.ok(all.json.data.markdown.includes('Buy the Widget Pro today'));
   });
 
   test('html is the cleaned content with absolute URLs; rawHtml is the page as served', async () => {
-    const res = await scrape({ url: site.url('/articles/1'), formats: ['html', 'rawHtml'] });
+    const res = await api.scrape({ url: site.url('/articles/1'), formats: ['html', 'rawHtml'] });
     assert.equal(res.status, 200);
     const { html, rawHtml } = res.json.data;
     assert.equal(res.json.data.markdown, undefined, 'markdown only when asked');
@@ -194,7 +185,7 @@ describe('scrape formats', () => {
   });
 
   test('links: absolute, deduplicated, fragments dropped, only http(s)', async () => {
-    const res = await scrape({ url: site.url('/'), formats: ['links'] });
+    const res = await api.scrape({ url: site.url('/'), formats: ['links'] });
     assert.equal(res.status, 200);
     const o = site.origin;
     const expected = [
@@ -219,14 +210,14 @@ describe('scrape formats', () => {
   });
 
   test('images: absolute, each once, no data: URIs', async () => {
-    const res = await scrape({ url: site.url('/articles/1'), formats: ['images'] });
+    const res = await api.scrape({ url: site.url('/articles/1'), formats: ['images'] });
     assert.equal(res.status, 200);
     const o = site.origin;
     assert.deepEqual(res.json.data.images, [`${o}/images/logo.png`, `${o}/images/article-1.png`, `${o}/images/diagram-1.png`, `${o}/images/photo-400.png`]);
   });
 
   test('attributes: the object form returns values per selector; the bare string is a 400', async () => {
-    const res = await scrape({
+    const res = await api.scrape({
       url: site.url('/articles/1'),
       formats: [
         {
@@ -247,11 +238,11 @@ describe('scrape formats', () => {
       { selector: 'h2', attribute: 'id', values: ['why', 'together'] },
       { selector: 'h2', attribute: 'data-none', values: [] },
     ]);
-    assertBadRequest(await scrape({ url: site.url('/articles/1'), formats: ['attributes'] }), 'body.formats.0', /attributes/);
+    assertBadRequest(await api.scrapeRaw({ url: site.url('/articles/1'), formats: ['attributes'] }), 'body.formats.0', /attributes/);
   });
 
   test('summary: extractive, non-empty, with a warning that no LLM is configured', async () => {
-    const res = await scrape({ url: site.url('/articles/1'), formats: ['summary'] });
+    const res = await api.scrape({ url: site.url('/articles/1'), formats: ['summary'] });
     assert.equal(res.status, 200);
     const { summary } = res.json.data;
     assert.equal(typeof summary, 'string');
@@ -263,18 +254,18 @@ describe('scrape formats', () => {
   });
 
   test('rawBase64 alone returns the bytes; with another format it is a 400', async () => {
-    const res = await scrape({ url: site.url('/files/image.png'), formats: ['rawBase64'] });
+    const res = await api.scrape({ url: site.url('/files/image.png'), formats: ['rawBase64'] });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Buffer.from(res.json.data.rawBase64, 'base64'), allDocuments()['image.png']);
     assert.equal(res.json.data.metadata.contentType, 'image/png');
-    const html = await scrape({ url: site.url('/about'), formats: [{ type: 'rawBase64' }] });
+    const html = await api.scrape({ url: site.url('/about'), formats: [{ type: 'rawBase64' }] });
     assert.equal(html.status, 200);
     assert.ok(Buffer.from(html.json.data.rawBase64, 'base64').toString('utf8').includes('<h1>About the Gleaner Gazette</h1>'));
-    assertBadRequest(await scrape({ url: site.url('/files/image.png'), formats: ['rawBase64', 'markdown'] }), 'body.formats', /rawBase64/);
+    assertBadRequest(await api.scrapeRaw({ url: site.url('/files/image.png'), formats: ['rawBase64', 'markdown'] }), 'body.formats', /rawBase64/);
   });
 
   test('formats as objects {type} work like the strings', async () => {
-    const res = await scrape({ url: site.url('/about'), formats: [{ type: 'markdown' }, { type: 'links' }, 'rawHtml'] });
+    const res = await api.scrape({ url: site.url('/about'), formats: [{ type: 'markdown' }, { type: 'links' }, 'rawHtml'] });
     assert.equal(res.status, 200);
     assert.deepEqual(Object.keys(res.json.data).sort(), ['links', 'markdown', 'metadata', 'rawHtml']);
     assert.ok(res.json.data.markdown.startsWith('# About the Gleaner Gazette'));
@@ -282,7 +273,7 @@ describe('scrape formats', () => {
 
   test('includeTags keeps only the matches; excludeTags drops them', async () => {
     const a = articles[0];
-    const inc = await scrape({ url: site.url('/articles/1'), includeTags: ['table.data', 'blockquote'] });
+    const inc = await api.scrape({ url: site.url('/articles/1'), includeTags: ['table.data', 'blockquote'] });
     assert.equal(inc.status, 200);
     const md: string = inc.json.data.markdown;
     assert.ok(md.includes('| Strategy | Speed | JavaScript |'));
@@ -290,7 +281,7 @@ describe('scrape formats', () => {
     assert.ok(!md.includes(a.lead), 'only the selected parts');
     assert.ok(!md.includes(a.h2[0]));
 
-    const exc = await scrape({ url: site.url('/articles/1'), excludeTags: ['pre', 'table', '.lead'] });
+    const exc = await api.scrape({ url: site.url('/articles/1'), excludeTags: ['pre', 'table', '.lead'] });
     const md2: string = exc.json.data.markdown;
     assert.ok(!md2.includes('```'), 'pre dropped');
     assert.ok(!md2.includes('| Strategy'), 'table dropped');
@@ -299,18 +290,18 @@ describe('scrape formats', () => {
   });
 
   test('removeBase64Images: placeholder with the alt text by default, the data: URI with false; html and rawHtml untouched', async () => {
-    const def = await scrape({ url: site.url('/articles/1'), formats: ['markdown', 'html', 'rawHtml'] });
+    const def = await api.scrape({ url: site.url('/articles/1'), formats: ['markdown', 'html', 'rawHtml'] });
     assert.ok(def.json.data.markdown.includes('![Inline pixel](<Base64-Image-Removed>)'));
     assert.ok(!def.json.data.markdown.includes('data:image'));
     assert.ok(def.json.data.html.includes(`src="${DATA_URI_PNG}"`), 'html keeps the data: URI');
     assert.ok(def.json.data.rawHtml.includes(`src="${DATA_URI_PNG}"`), 'rawHtml keeps the data: URI');
-    const keep = await scrape({ url: site.url('/articles/1'), removeBase64Images: false });
+    const keep = await api.scrape({ url: site.url('/articles/1'), removeBase64Images: false });
     assert.ok(keep.json.data.markdown.includes(`![Inline pixel](${DATA_URI_PNG})`));
     assert.ok(!keep.json.data.markdown.includes('Base64-Image-Removed'));
   });
 
   test('redactPII: true redacts every kind in markdown; the object form only the named entities, masked; rawHtml untouched', async () => {
-    const all = await scrape({ url: site.url('/pii'), formats: ['markdown', 'rawHtml'], redactPII: true });
+    const all = await api.scrape({ url: site.url('/pii'), formats: ['markdown', 'rawHtml'], redactPII: true });
     assert.equal(all.status, 200, all.text);
     const md: string = all.json.data.markdown;
     for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip]) assert.ok(!md.includes(v), `${v} left in ${md}`);
@@ -319,30 +310,24 @@ describe('scrape formats', () => {
     for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip]) assert.ok(all.json.data.rawHtml.includes(v), 'rawHtml as served');
     assert.match(all.json.warning, /redactPII/);
 
-    const some = await scrape({ url: site.url('/pii'), redactPII: { entities: ['EMAIL'], replaceStyle: 'mask' } });
+    const some = await api.scrape({ url: site.url('/pii'), redactPII: { entities: ['EMAIL'], replaceStyle: 'mask' } });
     assert.equal(some.status, 200, some.text);
     const md2: string = some.json.data.markdown;
     assert.ok(!md2.includes(piiText.email));
     assert.ok(md2.includes('*'.repeat(piiText.email.length)), md2);
     assert.ok(md2.includes(piiText.phone) && md2.includes(piiText.card) && md2.includes(piiText.ip), 'other entities kept');
 
-    const none = await scrape({ url: site.url('/pii') });
+    const none = await api.scrape({ url: site.url('/pii') });
     assert.ok(none.json.data.markdown.includes(piiText.email), 'off by default');
     assert.equal(none.json.warning, undefined);
   });
 });
 
 describe('scrape metadata', () => {
-  let call: Call;
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    call = client(svc.url, svc.key);
-  });
-
   test('every field, sourceURL as asked and url after redirects', async () => {
     const a = articles[0];
     const asked = site.url('/redirect/301');
-    const res = await call('POST', '/v2/scrape', { url: asked, maxAge: 0 });
+    const res = await api.scrape({ url: asked, maxAge: 0 });
     assert.equal(res.status, 200, res.text);
     const m = res.json.data.metadata;
     const o = site.origin;
@@ -384,7 +369,7 @@ describe('scrape metadata', () => {
       if (k === 'ogLocaleAlternate' || k === 'article:tag' || k === 'og:locale:alternate') assert.ok(Array.isArray(v), k);
       else assert.ok(['string', 'number'].includes(typeof v), `${k}: ${JSON.stringify(v)}`);
     }
-    const byId = await call('GET', `/v2/scrape/${m.scrapeId}`);
+    const byId = await api.getScrape(m.scrapeId);
     assert.equal(byId.status, 200);
     assert.deepEqual(byId.json.data, res.json.data);
   });
@@ -403,7 +388,7 @@ describe('scrape metadata', () => {
     await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/`;
-      const res = await call('POST', '/v2/scrape', { url, formats: ['markdown', 'rawHtml'] });
+      const res = await api.scrape({ url, formats: ['markdown', 'rawHtml'] });
       assert.equal(res.status, 200, res.text);
       const m = res.json.data.metadata;
       assert.equal(m.error, undefined);
@@ -416,7 +401,7 @@ describe('scrape metadata', () => {
       assert.equal(m['x-custom'], 'kept');
       // U+0000 is dropped (jsonb cannot store it), so the document is stored and readable by id.
       assert.equal(res.json.data.markdown, 'Plain content here.');
-      const byId = await call('GET', `/v2/scrape/${m.scrapeId}`);
+      const byId = await api.getScrape(m.scrapeId);
       assert.equal(byId.status, 200, byId.text);
       assert.deepEqual(byId.json.data, res.json.data);
     } finally {
@@ -427,26 +412,20 @@ describe('scrape metadata', () => {
 
   test('a target’s 404 and 500 are successful scrapes with statusCode and error', async () => {
     for (const code of [404, 500]) {
-      const res = await call('POST', '/v2/scrape', { url: site.url(`/status/${code}`) });
+      const res = await api.scrape({ url: site.url(`/status/${code}`) });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.success, true);
       assert.equal(res.json.data.metadata.statusCode, code);
       assert.equal(res.json.data.metadata.error, code === 404 ? '404 Not Found' : '500 Internal Server Error');
       assert.ok(res.json.data.markdown.includes(`This page answered with status ${code}.`));
     }
-    const unknown = await call('POST', '/v2/scrape', { url: site.url('/no/such/page') });
+    const unknown = await api.scrape({ url: site.url('/no/such/page') });
     assert.equal(unknown.json.data.metadata.statusCode, 404);
   });
 });
 
 describe('scrape request validation', () => {
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
   const url = () => site.url('/articles/1');
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    call = client(svc.url, svc.key);
-  });
 
   test('formats that cannot be produced as asked are refused by name', async () => {
     // The AI formats, changeTracking, branding, audio and video are accepted
@@ -455,66 +434,59 @@ describe('scrape request validation', () => {
     const formats: [unknown, string][] = [['json', 'json']];
     const before = site.requests.length;
     for (const [format, name] of formats) {
-      const res = await scrape({ url: url(), formats: ['markdown', format] });
+      const res = await api.scrapeRaw({ url: url(), formats: ['markdown', format] });
       assertBadRequest(res, 'body.formats.1', new RegExp(`"${name}"`));
     }
     assert.equal(site.requests.length, before, 'nothing was fetched');
   });
 
   test('onlyCleanContent is refused under zero data retention; actions are checked; waitFor at most half of timeout', async () => {
-    assertBadRequest(await scrape({ url: url(), onlyCleanContent: true, zeroDataRetention: true }), 'body.onlyCleanContent');
-    assertBadRequest(await scrape({ url: url(), actions: [{ type: 'hover', selector: 'a' }] }), 'body.actions.0.type');
-    assertBadRequest(await scrape({ url: url(), actions: [{ type: 'wait' }] }), 'body.actions.0');
-    assertBadRequest(await scrape({ url: url(), actions: [{ type: 'click' }] }), 'body.actions.0.selector');
+    assertBadRequest(await api.scrapeRaw({ url: url(), onlyCleanContent: true, zeroDataRetention: true }), 'body.onlyCleanContent');
+    assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'hover', selector: 'a' }] }), 'body.actions.0.type');
+    assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'wait' }] }), 'body.actions.0');
+    assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'click' }] }), 'body.actions.0.selector');
     assertBadRequest(
-      await scrape({ url: url(), waitFor: 30_000, actions: [{ type: 'wait', milliseconds: 40_000 }] }),
+      await api.scrape({ url: url(), waitFor: 30_000, actions: [{ type: 'wait', milliseconds: 40_000 }] }),
       'body.actions',
       /60000/,
     );
-    assertBadRequest(await scrape({ url: url(), formats: ['screenshot', { type: 'screenshot', fullPage: true }] }), 'body.formats.1', /one screenshot/);
-    assertBadRequest(await scrape({ url: url(), waitFor: 600, timeout: 1000 }), 'body.waitFor', /waitFor must not exceed half of timeout/);
-    const ok = await scrape({ url: url(), waitFor: 0, actions: [] });
+    assertBadRequest(await api.scrapeRaw({ url: url(), formats: ['screenshot', { type: 'screenshot', fullPage: true }] }), 'body.formats.1', /one screenshot/);
+    assertBadRequest(await api.scrapeRaw({ url: url(), waitFor: 600, timeout: 1000 }), 'body.waitFor', /waitFor must not exceed half of timeout/);
+    const ok = await api.scrape({ url: url(), waitFor: 0, actions: [] });
     assert.equal(ok.status, 200, 'waitFor 0 and no actions are fine');
   });
 
   test('strict body: an unknown key is named; origin and integration are accepted', async () => {
-    assertBadRequest(await scrape({ url: url(), surprise: true }), 'body.surprise');
-    assertBadRequest(await scrape({ url: url(), formats: [{ type: 'markdown', extra: 1 }] }), 'body.formats.0.extra');
-    const res = await scrape({ url: url(), origin: 'js-sdk@4.3.0', integration: 'test-suite', fastMode: true });
+    assertBadRequest(await api.scrapeRaw({ url: url(), surprise: true }), 'body.surprise');
+    assertBadRequest(await api.scrapeRaw({ url: url(), formats: [{ type: 'markdown', extra: 1 }] }), 'body.formats.0.extra');
+    const res = await api.scrape({ url: url(), origin: 'js-sdk@4.3.0', integration: 'test-suite', fastMode: true });
     assert.equal(res.status, 200, res.text);
   });
 
   test('timeout out of range, bad URLs, invalid selectors and unknown formats are 400s naming the field', async () => {
-    assertBadRequest(await scrape({ url: url(), timeout: 999 }), 'body.timeout');
-    assertBadRequest(await scrape({ url: url(), timeout: 300001 }), 'body.timeout');
-    assertBadRequest(await scrape({ url: url(), includeTags: ['div['] }), 'body.includeTags.0', /not a valid CSS selector/);
-    assertBadRequest(await scrape({ url: url(), excludeTags: ['p', 'a[href'] }), 'body.excludeTags.1');
-    assertBadRequest(await scrape({ url: url(), formats: ['pdf'] }), 'body.formats.0');
-    assertBadRequest(await scrape({ url: 'ftp://127.0.0.1/file' }), 'body.url');
-    assertBadRequest(await scrape({}), 'body.url');
-    assertBadRequest(await scrape({ url: url(), minAge: 1, lockdown: true }), 'body.minAge');
-    assertBadRequest(await scrape({ url: url(), proxy: 'enhanced' }), 'body.proxy');
+    assertBadRequest(await api.scrapeRaw({ url: url(), timeout: 999 }), 'body.timeout');
+    assertBadRequest(await api.scrapeRaw({ url: url(), timeout: 300001 }), 'body.timeout');
+    assertBadRequest(await api.scrapeRaw({ url: url(), includeTags: ['div['] }), 'body.includeTags.0', /not a valid CSS selector/);
+    assertBadRequest(await api.scrapeRaw({ url: url(), excludeTags: ['p', 'a[href'] }), 'body.excludeTags.1');
+    assertBadRequest(await api.scrapeRaw({ url: url(), formats: ['pdf'] }), 'body.formats.0');
+    assertBadRequest(await api.scrapeRaw({ url: 'ftp://127.0.0.1/file' }), 'body.url');
+    assertBadRequest(await api.scrapeRaw({}), 'body.url');
+    assertBadRequest(await api.scrapeRaw({ url: url(), minAge: 1, lockdown: true }), 'body.minAge');
+    assertBadRequest(await api.scrapeRaw({ url: url(), proxy: 'enhanced' }), 'body.proxy');
   });
 
   test('a key is required', async () => {
-    const res = await client(services.get(storeKinds[0])!.url)('POST', '/v2/scrape', { url: url() });
+    const res = await apiClient({ url: services.get(storeKinds[0])!.url }).scrape({ url: url() });
     assertError(res, 401, 'UNAUTHORIZED');
-    assertError(await client(services.get(storeKinds[0])!.url, 'fc-not-a-key')('GET', `/v2/scrape/${randomUUID()}`), 401, 'UNAUTHORIZED');
+    assertError(await apiClient({ url: services.get(storeKinds[0])!.url }, 'fc-not-a-key').getScrape(randomUUID()), 401, 'UNAUTHORIZED');
   });
 
   test('GET /v2/scrape/{id} needs a uuid', async () => {
-    assertBadRequest(await call('GET', '/v2/scrape/not-a-uuid'), 'params.id');
+    assertBadRequest(await api.getScrape('not-a-uuid'), 'params.id');
   });
 });
 
 describe('fetching through the API', () => {
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
-  before(() => {
-    const svc = services.get(storeKinds[0])!;
-    call = client(svc.url, svc.key);
-  });
-
   test('redirects 301/302/303/307/308, absolute, a chain, and a meta refresh', async () => {
     const cases: [string, number][] = [
       ['/redirect/301', 1],
@@ -527,7 +499,7 @@ describe('fetching through the API', () => {
       ['/redirect/meta-refresh', 3],
     ];
     for (const [path, n] of cases) {
-      const res = await scrape({ url: site.url(path), maxAge: 0 });
+      const res = await api.scrape({ url: site.url(path), maxAge: 0 });
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       const m = res.json.data.metadata;
       assert.equal(m.sourceURL, site.url(path), path);
@@ -538,23 +510,23 @@ describe('fetching through the API', () => {
   });
 
   test('a redirect loop is SCRAPE_TOO_MANY_REDIRECTS', async () => {
-    assertError(await scrape({ url: site.url('/redirect/loop') }), 502, 'SCRAPE_TOO_MANY_REDIRECTS');
-    assertError(await scrape({ url: site.url('/redirect/endless') }), 502, 'SCRAPE_TOO_MANY_REDIRECTS');
+    assertError(await api.scrape({ url: site.url('/redirect/loop') }), 502, 'SCRAPE_TOO_MANY_REDIRECTS');
+    assertError(await api.scrape({ url: site.url('/redirect/endless') }), 502, 'SCRAPE_TOO_MANY_REDIRECTS');
   });
 
   test('headers reach the target; the caller’s User-Agent wins', async () => {
-    const res = await scrape({ url: site.url('/headers'), formats: ['rawHtml'], headers: { 'X-Gleaner-Test': 'yes', 'User-Agent': 'GleanerTest/1.0' } });
+    const res = await api.scrape({ url: site.url('/headers'), formats: ['rawHtml'], headers: { 'X-Gleaner-Test': 'yes', 'User-Agent': 'GleanerTest/1.0' } });
     assert.equal(res.status, 200, res.text);
     const seen = JSON.parse(res.json.data.rawHtml);
     assert.equal(seen['x-gleaner-test'], 'yes');
     assert.equal(seen['user-agent'], 'GleanerTest/1.0');
     assert.equal(seen['accept-language'], 'en-US,en;q=0.9');
-    const md = await scrape({ url: site.url('/headers'), headers: { 'X-Other': '1' } });
+    const md = await api.scrape({ url: site.url('/headers'), headers: { 'X-Other': '1' } });
     assert.ok(md.json.data.markdown.startsWith('```json\n{'), 'JSON is fenced markdown');
   });
 
   test('cookies set along a redirect are sent on the next hop', async () => {
-    const res = await scrape({ url: site.url('/cookies/set?redirect=1'), formats: ['markdown', 'html'] });
+    const res = await api.scrape({ url: site.url('/cookies/set?redirect=1'), formats: ['markdown', 'html'] });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.data.metadata.url, site.url('/cookies/show'));
     assert.ok(res.json.data.markdown.includes('session=gleaner123'), res.json.data.markdown);
@@ -563,20 +535,20 @@ describe('fetching through the API', () => {
 
   test('mobile sends a mobile User-Agent; location.languages sets Accept-Language', async () => {
     const url = freshUrl('/about');
-    assert.equal((await scrape({ url, mobile: true, location: { country: 'DE', languages: ['de-DE', 'fr'] } })).status, 200);
+    assert.equal((await api.scrape({ url, mobile: true, location: { country: 'DE', languages: ['de-DE', 'fr'] } })).status, 200);
     const seen = site.requests.filter((r) => r.path === new URL(url).pathname + new URL(url).search).at(-1)!;
     // Mobile emulation runs in the browser (a real device profile) when Chromium is there.
     assert.match(String(seen.headers['user-agent']), /Mobile|Android/);
     assert.match(String(seen.headers['accept-language']), /^de-DE,fr;q=0\.9/);
     const url2 = freshUrl('/about');
-    await scrape({ url: url2 });
+    await api.scrape({ url: url2 });
     const seen2 = site.requests.filter((r) => r.path === new URL(url2).pathname + new URL(url2).search).at(-1)!;
     assert.equal(seen2.headers['user-agent'], DESKTOP_USER_AGENT);
   });
 
   test('gzip, br and deflate pages are decoded', async () => {
     for (const [path, n] of [['/gzip-page', 1], ['/br-page', 2], ['/deflate-page', 3]] as const) {
-      const res = await scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
+      const res = await api.scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       assert.ok(res.json.data.markdown.startsWith(`# ${articles[n - 1].title}\n\n${articles[n - 1].lead}`), path);
       assert.ok(res.json.data.rawHtml.startsWith('<!DOCTYPE html>'), path);
@@ -593,7 +565,7 @@ describe('fetching through the API', () => {
       ['/charset/windows-1252', charsetTexts.windows1252, 'en'],
     ];
     for (const [path, text, lang] of cases) {
-      const res = await scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
+      const res = await api.scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       const md: string = res.json.data.markdown;
       assert.ok(md.split('\n').includes(text), `${path}: ${JSON.stringify(md)}`);
@@ -601,33 +573,30 @@ describe('fetching through the API', () => {
       assert.ok(!res.json.data.rawHtml.includes('\ufeff'), `${path}: no BOM`);
       assert.equal(res.json.data.metadata.language, lang);
     }
-    const sjis = await scrape({ url: site.url('/charset/shift_jis') });
+    const sjis = await api.scrape({ url: site.url('/charset/shift_jis') });
     assert.equal(sjis.json.data.metadata.title, charsetTexts.shiftJis);
   });
 });
 
 describe('scrape errors', () => {
   let svc: TestService;
-  let call: Call;
-  const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
   before(() => {
     svc = services.get(storeKinds[0])!;
-    call = client(svc.url, svc.key);
   });
 
   test('a slow target times out with 408 SCRAPE_TIMEOUT, promptly', async () => {
     const started = Date.now();
-    assertError(await scrape({ url: site.url('/slow?ms=5000'), timeout: 1000 }), 408, 'SCRAPE_TIMEOUT');
+    assertError(await api.scrape({ url: site.url('/slow?ms=5000'), timeout: 1000 }), 408, 'SCRAPE_TIMEOUT');
     const took = Date.now() - started;
     assert.ok(took >= 900 && took < 4000, `took ${took} ms (the fixture would answer after 5000)`);
   });
 
   test('a name that never resolves is SCRAPE_DNS_RESOLUTION_ERROR', async () => {
-    const res = await scrape({ url: 'http://gleaner-no-such-host.invalid/' });
+    const res = await api.scrape({ url: 'http://gleaner-no-such-host.invalid/' });
     assertError(res, 502, 'SCRAPE_DNS_RESOLUTION_ERROR');
     assert.match(res.json.error, /gleaner-no-such-host\.invalid/);
     // Under zero data retention the error (which is also logged) does not name the target.
-    const quiet = await scrape({ url: 'http://gleaner-no-such-host.invalid/', zeroDataRetention: true });
+    const quiet = await api.scrape({ url: 'http://gleaner-no-such-host.invalid/', zeroDataRetention: true });
     assertError(quiet, 502, 'SCRAPE_DNS_RESOLUTION_ERROR');
     assert.doesNotMatch(quiet.json.error, /gleaner-no-such-host/);
   });
@@ -637,7 +606,7 @@ describe('scrape errors', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    assertError(await scrape({ url: `http://127.0.0.1:${port}/` }), 502, 'SCRAPE_CONNECTION_ERROR');
+    assertError(await api.scrape({ url: `http://127.0.0.1:${port}/` }), 502, 'SCRAPE_CONNECTION_ERROR');
   });
 
   test('a self-signed certificate: SCRAPE_SSL_ERROR when verifying, fine by default (skipTlsVerification true)', async () => {
@@ -654,8 +623,8 @@ describe('scrape errors', () => {
       await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
       try {
         const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/`;
-        assertError(await scrape({ url, skipTlsVerification: false }), 502, 'SCRAPE_SSL_ERROR');
-        const ok = await scrape({ url });
+        assertError(await api.scrape({ url, skipTlsVerification: false }), 502, 'SCRAPE_SSL_ERROR');
+        const ok = await api.scrape({ url });
         assert.equal(ok.status, 200, ok.text);
         assert.equal(ok.json.data.markdown, '# Secure page\n\nOver TLS.');
         assert.equal(ok.json.data.metadata.title, 'Secure');
@@ -669,14 +638,14 @@ describe('scrape errors', () => {
   });
 
   test('a body over SCRAPE_MAX_BYTES is SCRAPE_RESPONSE_TOO_LARGE', async () => {
-    assertError(await scrape({ url: site.url('/large?kb=1500') }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
-    const fits = await scrape({ url: site.url('/large?kb=100') });
+    assertError(await api.scrape({ url: site.url('/large?kb=1500') }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
+    const fits = await api.scrape({ url: site.url('/large?kb=100') });
     assert.equal(fits.status, 200);
     assert.ok(fits.json.data.markdown.startsWith('# Large article'));
   });
 
   test('a file Gleaner cannot convert is 415 SCRAPE_UNSUPPORTED_FILE_ERROR (documents: test/api/scrape-documents.test.ts)', async () => {
-    const res = await scrape({ url: site.url('/files/image.png') });
+    const res = await api.scrape({ url: site.url('/files/image.png') });
     assertError(res, 415, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
     assert.match(res.json.error, /image\/png/);
   });
@@ -685,7 +654,7 @@ describe('scrape errors', () => {
     const garbage = createNetServer((socket) => socket.end('HELLO THIS IS NOT HTTP\r\n\r\n'));
     await new Promise<void>((r) => garbage.listen(0, '127.0.0.1', r));
     try {
-      assertError(await scrape({ url: `http://127.0.0.1:${(garbage.address() as AddressInfo).port}/` }), 502, 'SCRAPE_SITE_ERROR');
+      assertError(await api.scrape({ url: `http://127.0.0.1:${(garbage.address() as AddressInfo).port}/` }), 502, 'SCRAPE_SITE_ERROR');
     } finally {
       garbage.close();
     }
@@ -694,16 +663,16 @@ describe('scrape errors', () => {
   test('over the team’s concurrency limit a scrape waits (concurrencyLimited) and a wait past its timeout fails the job', async () => {
     const team = await ensureTeam(svc.db, 'scrape-concurrency');
     const { key } = await createApiKey(svc.db, team.id);
-    const mine = client(svc.url, key);
+    const mine = apiClient(svc, key);
     const max = svc.config.teamMaxConcurrency;
     const busyUrls = Array.from({ length: max }, () => freshUrl('/slow?ms=2500'));
-    const busy = busyUrls.map((url) => mine('POST', '/v2/scrape', { url }));
+    const busy = busyUrls.map((url) => mine.scrape({ url }));
     // Every slot is taken once the fixture has seen every slow request.
-    for (let i = 0; i < 200 && busyUrls.some((u) => hits(u) === 0); i++) await new Promise((r) => setTimeout(r, 10));
+    await site.requested('every slow request', () => busyUrls.every((u) => hits(u) > 0));
     assert.ok(busyUrls.every((u) => hits(u) === 1), 'the slow requests reached the fixture');
     const impatientUrl = freshUrl('/about');
-    const impatient = mine('POST', '/v2/scrape', { url: impatientUrl, timeout: 1000 });
-    const patient = mine('POST', '/v2/scrape', { url: freshUrl('/about'), timeout: 20_000 });
+    const impatient = mine.scrape({ url: impatientUrl, timeout: 1000 });
+    const patient = mine.scrape({ url: freshUrl('/about'), timeout: 20_000 });
     assertError(await impatient, 408, 'SCRAPE_TIMEOUT');
     const waited = await patient;
     assert.equal(waited.status, 200, waited.text);
@@ -714,6 +683,7 @@ describe('scrape errors', () => {
       assert.equal(r.json.data.metadata.concurrencyLimited, undefined, JSON.stringify(r.json.data.metadata));
     }
     assert.equal(hits(impatientUrl), 0);
+    await svc.settled();
     const { rows } = await svc.db.query<{ status: string; error: string | null }>('SELECT status, error FROM jobs WHERE team_id = $1 AND target = $2', [
       team.id,
       impatientUrl,
@@ -722,6 +692,7 @@ describe('scrape errors', () => {
   });
 
   test('failed scrapes are failed jobs without a document, and the process keeps serving', async () => {
+    await svc.settled();
     const { rows } = await svc.db.query<{ status: string; error: string }>(
       `SELECT status, error FROM jobs WHERE endpoint = 'scrape' AND status = 'failed' ORDER BY created_at`,
     );
@@ -737,8 +708,8 @@ describe('scrape errors', () => {
     ]) {
       assert.ok(codes.has(code), `${code} recorded: ${[...codes]}`);
     }
-    assert.equal((await call('GET', '/health')).status, 200);
-    const res = await scrape({ url: site.url('/about') });
+    assert.equal((await api('GET', '/health')).status, 200);
+    const res = await api.scrape({ url: site.url('/about') });
     assert.equal(res.status, 200);
   });
 });
@@ -747,11 +718,11 @@ describe('SSRF', () => {
   test('without GLEANER_ALLOW_PRIVATE_NETWORK loopback targets are 403 SCRAPE_BLOCKED_URL and never contacted', async () => {
     const strict = await startTestService({ env: { GLEANER_ALLOW_PRIVATE_NETWORK: 'false' } });
     try {
-      const call = client(strict.url, strict.key);
+      const strictApi = apiClient(strict);
       const before = site.requests.length;
       // Loopback only: even if the guard regressed, no traffic could leave the machine.
       for (const url of [site.url('/articles/1'), `${site.hostOrigin('localhost')}/articles/1`, `http://[::1]:${site.port}/`, `http://127.0.0.2:${site.port}/`]) {
-        const res = await call('POST', '/v2/scrape', { url });
+        const res = await strictApi.scrape({ url });
         assertError(res, 403, 'SCRAPE_BLOCKED_URL');
         assert.match(res.json.error, /GLEANER_ALLOW_PRIVATE_NETWORK/);
       }
@@ -760,17 +731,14 @@ describe('SSRF', () => {
       await strict.destroy();
     }
     // The services of this file run with the setting on: the same URL works.
-    const svc = services.get(storeKinds[0])!;
-    const ok = await client(svc.url, svc.key)('POST', '/v2/scrape', { url: site.url('/articles/1') });
+    const ok = await api.scrape({ url: site.url('/articles/1') });
     assert.equal(ok.status, 200);
   });
 
   test('a redirect from an allowed (public) host to a private address is refused', async () => {
-    const svc = services.get(storeKinds[0])!;
-    const call = client(svc.url, svc.key);
     const pub = `http://public.test:${site.port}`;
     // The hook lets the "public" host through: a same-host redirect works.
-    const ok = await call('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent('/about')}` });
+    const ok = await api('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent('/about')}` });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.json.data.metadata.url, `${pub}/about`);
     assert.ok(ok.json.data.markdown.startsWith('# About the Gleaner Gazette'));
@@ -780,7 +748,7 @@ describe('SSRF', () => {
     // guard could still not send traffic off the machine.
     for (const target of [site.url('/articles/2'), `${site.hostOrigin('localhost')}/articles/2`, `http://127.0.0.2:${site.port}/articles/2`]) {
       const before = site.requests.length;
-      const res = await call('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent(target)}` });
+      const res = await api('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent(target)}` });
       assertError(res, 403, 'SCRAPE_BLOCKED_URL');
       assert.equal(site.requests.length, before + 1, `only the redirecting hop reached the fixture (${target})`);
       assert.equal(site.requests.at(-1)!.path.split('?')[0], '/redirect/to');
@@ -794,21 +762,20 @@ describe('SSRF', () => {
 for (const store of storeKinds) {
   describe(`scrape cache, credits and retrieval on ${store}`, () => {
     let svc: TestService;
-    let call: Call;
-    const scrape = (body: Record<string, unknown>) => call('POST', '/v2/scrape', body);
+    let api: Api;
     before(() => {
       svc = services.get(store)!;
-      call = client(svc.url, svc.key);
+      api = apiClient(svc);
     });
 
     test('the second scrape is a cache hit with cachedAt; maxAge 0 fetches again', async () => {
       const url = freshUrl();
-      const first = await scrape({ url });
+      const first = await api.scrape({ url });
       assert.equal(first.status, 200, first.text);
       assert.equal(first.json.data.metadata.cacheState, 'miss');
       assert.equal(hits(url), 1);
 
-      const second = await scrape({ url, formats: ['markdown', 'links'] });
+      const second = await api.scrape({ url, formats: ['markdown', 'links'] });
       assert.equal(second.json.data.metadata.cacheState, 'hit');
       assert.equal(hits(url), 1, 'served from the cache');
       const cachedAt = Date.parse(second.json.data.metadata.cachedAt);
@@ -818,7 +785,7 @@ for (const store of storeKinds) {
       assert.notEqual(second.json.data.metadata.scrapeId, first.json.data.metadata.scrapeId, 'a new job');
       assert.equal(second.json.data.metadata.creditsUsed, 1);
 
-      const forced = await scrape({ url, maxAge: 0 });
+      const forced = await api.scrape({ url, maxAge: 0 });
       assert.equal(forced.json.data.metadata.cacheState, 'miss');
       assert.equal(forced.json.data.metadata.cachedAt, undefined);
       assert.equal(hits(url), 2);
@@ -826,40 +793,40 @@ for (const store of storeKinds) {
 
     test('a cached binary body round-trips byte for byte (rawBase64 from the cache)', async () => {
       const url = freshUrl('/files/image.png');
-      const miss = await scrape({ url, formats: ['rawBase64'] });
-      const hit = await scrape({ url, formats: ['rawBase64'] });
+      const miss = await api.scrape({ url, formats: ['rawBase64'] });
+      const hit = await api.scrape({ url, formats: ['rawBase64'] });
       assert.equal(miss.json.data.metadata.cacheState, 'miss');
       assert.equal(hit.json.data.metadata.cacheState, 'hit');
       assert.deepEqual(Buffer.from(hit.json.data.rawBase64, 'base64'), allDocuments()['image.png']);
       assert.equal(hit.json.data.metadata.contentType, 'image/png');
       const gz = freshUrl('/gzip-page');
-      await scrape({ url: gz });
-      const gzHit = await scrape({ url: gz, formats: ['markdown', 'rawHtml'] });
+      await api.scrape({ url: gz });
+      const gzHit = await api.scrape({ url: gz, formats: ['markdown', 'rawHtml'] });
       assert.equal(gzHit.json.data.metadata.cacheState, 'hit');
       assert.ok(gzHit.json.data.rawHtml.startsWith('<!DOCTYPE html>'), 'the decoded body was cached');
       const latin = freshUrl('/charset/latin1');
-      await scrape({ url: latin });
-      const latinHit = await scrape({ url: latin });
+      await api.scrape({ url: latin });
+      const latinHit = await api.scrape({ url: latin });
       assert.equal(latinHit.json.data.metadata.cacheState, 'hit');
       assert.ok(latinHit.json.data.markdown.includes(charsetTexts.latin1), 'the charset was cached with the body');
     });
 
     test('storeInCache false stores nothing', async () => {
       const url = freshUrl();
-      assert.equal((await scrape({ url, storeInCache: false })).json.data.metadata.cacheState, 'miss');
-      assert.equal((await scrape({ url })).json.data.metadata.cacheState, 'miss', 'nothing was stored');
-      assert.equal((await scrape({ url })).json.data.metadata.cacheState, 'hit');
+      assert.equal((await api.scrape({ url, storeInCache: false })).json.data.metadata.cacheState, 'miss');
+      assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'miss', 'nothing was stored');
+      assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'hit');
       assert.equal(hits(url), 2);
     });
 
     test('headers make the page the caller’s own: not read from, not written to the cache', async () => {
       const url = freshUrl('/headers');
-      const a = await scrape({ url, headers: { 'X-Team-Secret': 's3cret' }, formats: ['rawHtml'] });
+      const a = await api.scrape({ url, headers: { 'X-Team-Secret': 's3cret' }, formats: ['rawHtml'] });
       assert.equal(a.json.data.metadata.cacheState, 'miss');
       assert.equal(JSON.parse(a.json.data.rawHtml)['x-team-secret'], 's3cret');
-      const b = await scrape({ url, headers: { 'X-Team-Secret': 's3cret' } });
+      const b = await api.scrape({ url, headers: { 'X-Team-Secret': 's3cret' } });
       assert.equal(b.json.data.metadata.cacheState, 'miss');
-      const c = await scrape({ url, formats: ['rawHtml'] });
+      const c = await api.scrape({ url, formats: ['rawHtml'] });
       assert.equal(c.json.data.metadata.cacheState, 'miss', 'the personalised page was not stored');
       assert.equal(JSON.parse(c.json.data.rawHtml)['x-team-secret'], undefined);
       assert.equal(hits(url), 3);
@@ -867,117 +834,120 @@ for (const store of storeKinds) {
 
     test('the cache key distinguishes mobile, not fragments', async () => {
       const url = freshUrl();
-      assert.equal((await scrape({ url })).json.data.metadata.cacheState, 'miss');
-      assert.equal((await scrape({ url, mobile: true })).json.data.metadata.cacheState, 'miss');
+      assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'miss');
+      assert.equal((await api.scrape({ url, mobile: true })).json.data.metadata.cacheState, 'miss');
       assert.match(String(site.requests.filter((r) => r.path === new URL(url).pathname + new URL(url).search).at(-1)!.headers['user-agent']), /Mobile|Android/);
-      assert.equal((await scrape({ url, mobile: true })).json.data.metadata.cacheState, 'hit');
-      assert.equal((await scrape({ url })).json.data.metadata.cacheState, 'hit');
+      assert.equal((await api.scrape({ url, mobile: true })).json.data.metadata.cacheState, 'hit');
+      assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'hit');
       assert.equal(hits(url), 2);
       // The fragment is not part of the key, and one request's fragment never leaks into another's url.
-      const withHash = await scrape({ url: `${url}#section` });
+      const withHash = await api.scrape({ url: `${url}#section` });
       assert.equal(withHash.json.data.metadata.cacheState, 'hit');
       assert.equal(withHash.json.data.metadata.sourceURL, `${url}#section`);
       assert.equal(withHash.json.data.metadata.url, `${url}#section`);
       const other = freshUrl();
-      const first = await scrape({ url: `${other}#team` });
+      const first = await api.scrape({ url: `${other}#team` });
       assert.equal(first.json.data.metadata.cacheState, 'miss');
       assert.equal(first.json.data.metadata.url, `${other}#team`);
-      const plain = await scrape({ url: other });
+      const plain = await api.scrape({ url: other });
       assert.equal(plain.json.data.metadata.cacheState, 'hit');
       assert.equal(plain.json.data.metadata.url, other);
     });
 
     test('minAge: no copy is 404 SCRAPE_NO_CACHED_DATA without contacting the target; a copy old enough is a hit', async () => {
       const url = freshUrl();
-      assertError(await scrape({ url, minAge: 1 }), 404, 'SCRAPE_NO_CACHED_DATA');
+      assertError(await api.scrape({ url, minAge: 1 }), 404, 'SCRAPE_NO_CACHED_DATA');
       assert.equal(hits(url), 0, 'the target was not contacted');
-      await scrape({ url });
+      await api.scrape({ url });
       await new Promise((r) => setTimeout(r, 5));
-      const hit = await scrape({ url, minAge: 1 });
+      const hit = await api.scrape({ url, minAge: 1 });
       assert.equal(hit.status, 200, hit.text);
       assert.equal(hit.json.data.metadata.cacheState, 'hit');
-      assertError(await scrape({ url, minAge: 3_600_000 }), 404, 'SCRAPE_NO_CACHED_DATA');
+      assertError(await api.scrape({ url, minAge: 3_600_000 }), 404, 'SCRAPE_NO_CACHED_DATA');
       assert.equal(hits(url), 1);
     });
 
     test('minAge 1 accepts any cached copy, even one older than the default maxAge; an explicit maxAge still caps it', async () => {
       const url = freshUrl();
-      await scrape({ url });
+      await api.scrape({ url });
+      await svc.settled();
       await svc.db.query(`UPDATE page_cache SET fetched_at = now() - interval '3 days' WHERE url = $1`, [url]);
-      const old = await scrape({ url, minAge: 1 });
+      const old = await api.scrape({ url, minAge: 1 });
       assert.equal(old.status, 200, old.text);
       assert.equal(old.json.data.metadata.cacheState, 'hit');
       assert.ok(Date.now() - Date.parse(old.json.data.metadata.cachedAt) > 2.9 * 86_400_000);
-      assertError(await scrape({ url, minAge: 1, maxAge: 86_400_000 }), 404, 'SCRAPE_NO_CACHED_DATA');
+      assertError(await api.scrape({ url, minAge: 1, maxAge: 86_400_000 }), 404, 'SCRAPE_NO_CACHED_DATA');
       assert.equal(hits(url), 1);
-      const refreshed = await scrape({ url });
+      const refreshed = await api.scrape({ url });
       assert.equal(refreshed.json.data.metadata.cacheState, 'miss', 'older than the default maxAge (2 days): fetched again');
       assert.equal(hits(url), 2);
     });
 
     test('lockdown: a miss is 404 SCRAPE_LOCKDOWN_CACHE_MISS for 1 credit, a hit costs 5; the target is never contacted nor the URL recorded', async () => {
       const url = freshUrl();
-      let used = await creditsUsed(call);
-      assertError(await scrape({ url, lockdown: true }), 404, 'SCRAPE_LOCKDOWN_CACHE_MISS');
+      let used = await api.creditsUsed();
+      assertError(await api.scrape({ url, lockdown: true }), 404, 'SCRAPE_LOCKDOWN_CACHE_MISS');
       assert.equal(hits(url), 0);
-      assert.equal(await creditsUsed(call), used + 1, 'a lockdown miss costs 1 credit');
+      assert.equal(await api.creditsUsed(), used + 1, 'a lockdown miss costs 1 credit');
 
-      used = await creditsUsed(call);
-      const regular = await scrape({ url });
+      used = await api.creditsUsed();
+      const regular = await api.scrape({ url });
       assert.equal(regular.json.data.metadata.creditsUsed, 1);
-      assert.equal(await creditsUsed(call), used + 1, 'a regular scrape costs 1 credit');
+      assert.equal(await api.creditsUsed(), used + 1, 'a regular scrape costs 1 credit');
       assert.equal(hits(url), 1);
 
-      used = await creditsUsed(call);
-      const locked = await scrape({ url, lockdown: true });
+      used = await api.creditsUsed();
+      const locked = await api.scrape({ url, lockdown: true });
       assert.equal(locked.status, 200, locked.text);
       assert.equal(locked.json.data.metadata.cacheState, 'hit');
       assert.equal(locked.json.data.metadata.creditsUsed, 5);
-      assert.equal(await creditsUsed(call), used + 5, 'a lockdown hit costs 5 credits');
+      assert.equal(await api.creditsUsed(), used + 5, 'a lockdown hit costs 5 credits');
       assert.equal(hits(url), 1, 'lockdown never contacts the target');
+      await svc.settled();
       const { rows } = await svc.db.query<{ credits: number; target: string | null }>('SELECT credits, target FROM jobs WHERE id = $1', [
         locked.json.data.metadata.scrapeId,
       ]);
       assert.deepEqual(rows[0], { credits: 5, target: null });
       // Lockdown is treated as zero data retention: the document is not kept either.
-      assertError(await call('GET', `/v2/scrape/${locked.json.data.metadata.scrapeId}`), 404, 'SCRAPE_NOT_FOUND');
-      assert.equal((await call('GET', `/v2/scrape/${regular.json.data.metadata.scrapeId}`)).status, 200);
+      assertError(await api.getScrape(locked.json.data.metadata.scrapeId), 404, 'SCRAPE_NOT_FOUND');
+      assert.equal((await api.getScrape(regular.json.data.metadata.scrapeId)).status, 200);
 
-      const activity = await call('GET', '/v2/team/activity?endpoint=scrape&limit=100');
+      const activity = await api.activity('?endpoint=scrape&limit=100');
       const targets = activity.json.data.map((e: { target: string | null }) => e.target);
       assert.equal(targets.filter((t: string | null) => t === url).length, 1, 'only the regular scrape recorded the URL');
     });
 
     test('zeroDataRetention: nothing stored, neither the document nor the page, nor the URL', async () => {
       const url = freshUrl();
-      const res = await scrape({ url, zeroDataRetention: true });
+      const res = await api.scrape({ url, zeroDataRetention: true });
       assert.equal(res.status, 200, res.text);
       const id = res.json.data.metadata.scrapeId;
       assert.match(id, UUID);
-      assertError(await call('GET', `/v2/scrape/${id}`), 404, 'SCRAPE_NOT_FOUND');
-      assert.equal((await scrape({ url })).json.data.metadata.cacheState, 'miss', 'the page was not cached');
+      assertError(await api.getScrape(id), 404, 'SCRAPE_NOT_FOUND');
+      assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'miss', 'the page was not cached');
       assert.equal(hits(url), 2);
+      await svc.settled();
       const { rows } = await svc.db.query<{ target: string | null }>('SELECT target FROM jobs WHERE id = $1', [id]);
       assert.equal(rows[0].target, null);
     });
 
     test('GET /v2/scrape/{id}: the owner gets the same document; another team and unknown ids get 404', async () => {
       const url = freshUrl();
-      const res = await scrape({ url, formats: ['markdown', 'links', 'summary'] });
+      const res = await api.scrape({ url, formats: ['markdown', 'links', 'summary'] });
       assert.equal(res.status, 200);
       const id = res.json.data.metadata.scrapeId;
-      const mine = await call('GET', `/v2/scrape/${id}`);
+      const mine = await api.getScrape(id);
       assert.equal(mine.status, 200, mine.text);
       assert.equal(mine.json.success, true);
       assert.deepEqual(mine.json.data, res.json.data);
 
       const other = await ensureTeam(svc.db, `scrape-other-${store}`);
       const { key } = await createApiKey(svc.db, other.id);
-      const theirs = await client(svc.url, key)('GET', `/v2/scrape/${id}`);
+      const theirs = await apiClient(svc, key).getScrape(id);
       assertError(theirs, 404, 'SCRAPE_NOT_FOUND');
       assert.ok(!theirs.text.includes(url));
-      assertError(await call('GET', '/v2/scrape/00000000-0000-4000-8000-000000000000'), 404, 'SCRAPE_NOT_FOUND');
-      assertError(await call('GET', `/v2/scrape/${randomUUID()}`), 404, 'SCRAPE_NOT_FOUND');
+      assertError(await api.getScrape('00000000-0000-4000-8000-000000000000'), 404, 'SCRAPE_NOT_FOUND');
+      assertError(await api.getScrape(randomUUID()), 404, 'SCRAPE_NOT_FOUND');
     });
 
     test('a team without credits gets 402 and the target is not contacted', async () => {
@@ -985,12 +955,12 @@ for (const store of storeKinds) {
       await setCreditQuota(svc.db, team.id, 0);
       const { key } = await createApiKey(svc.db, team.id);
       const url = freshUrl();
-      assertError(await client(svc.url, key)('POST', '/v2/scrape', { url }), 402, 'INSUFFICIENT_CREDITS');
+      assertError(await apiClient(svc, key).scrape({ url }), 402, 'INSUFFICIENT_CREDITS');
       assert.equal(hits(url), 0);
     });
 
     test('home page scrape still works after all of the above (sanity on this store)', async () => {
-      const res = await scrape({ url: site.url('/'), maxAge: 0 });
+      const res = await api.scrape({ url: site.url('/'), maxAge: 0 });
       assert.equal(res.status, 200);
       assert.ok(res.json.data.markdown.startsWith(`# ${homeText.heading}`));
     });

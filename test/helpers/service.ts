@@ -1,5 +1,6 @@
 // Starts the real service on a free loopback port, on PGlite in a temporary directory or on the
-// Postgres of TEST_DATABASE_URL in a schema of its own (dropped afterwards, so reruns are clean).
+// Postgres of TEST_DATABASE_URL in a schema of its own (dropped afterwards, so reruns are clean);
+// with the fixture site, for the end-to-end suites.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { type Service, type StartOptions, startService } from '../../src/service.ts';
+import { openDb } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrations.ts';
+import { type FixtureSite, type FixtureSiteOptions, startFixtureSite } from '../fixtures/site/index.ts';
+import { type Api, apiClient } from './api.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -58,6 +64,26 @@ export async function testEnv(store: StoreKind): Promise<{ env: Record<string, s
   return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** The database of a fresh test environment on `store` (migrated unless `migrated` is false); `cleanup` closes and deletes it. */
+export async function openTestDb(store: StoreKind, { migrated = true } = {}): Promise<{ db: Db; cleanup: () => Promise<void> }> {
+  const { env, cleanup } = await testEnv(store);
+  const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+  try {
+    if (migrated) await migrate(db);
+  } catch (err) {
+    await db.close();
+    await cleanup();
+    throw err;
+  }
+  return {
+    db,
+    cleanup: async () => {
+      await db.close();
+      await cleanup();
+    },
+  };
+}
+
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
   const store = opts.store ?? 'pglite';
   const shared = opts.shareWith;
@@ -95,25 +121,30 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
   };
 }
 
-/** A small JSON client for the API under test. */
-export function client(base: string, key?: string) {
-  return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, json, text };
-  };
+/** The fixture site, a service with a client, and the site's origin on the name localhost. */
+export interface SiteAndService {
+  site: FixtureSite;
+  svc: TestService;
+  api: Api;
+  main: string;
+}
+
+/** Starts the fixture site (with `site` options) and a service (with the others). */
+export async function startSiteAndService(opts: TestServiceOptions & { site?: FixtureSiteOptions } = {}): Promise<SiteAndService> {
+  const { site: siteOptions, ...serviceOptions } = opts;
+  const site = await startFixtureSite(siteOptions);
+  let svc: TestService;
+  try {
+    svc = await startTestService(serviceOptions);
+  } catch (err) {
+    await site.close();
+    throw err;
+  }
+  return { site, svc, api: apiClient(svc), main: site.hostOrigin('localhost') };
+}
+
+/** Stops what startSiteAndService started (either may be missing when its start failed). */
+export async function stopSiteAndService(svc: TestService | undefined, site: FixtureSite | undefined): Promise<void> {
+  await svc?.destroy();
+  await site?.close();
 }

@@ -3,19 +3,17 @@
 // restart; on Postgres, worker processes sharing a queue, one of them killed mid-run. Prints
 // jobs/s per store (measured, not asserted).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { JobQueue, type JobQueueOptions } from '../../src/jobs/queue.ts';
+import { type NodeProcess, startNode } from '../helpers/process.ts';
 import { startTestService, storeKinds, testEnv, type StoreKind } from '../helpers/service.ts';
 import { openStore } from '../../src/runtime.ts';
 import type { Job } from '../../src/jobs/job-runner.ts';
 import type { Db } from '../../src/store/db-types.ts';
 
-const root = new URL('../../', import.meta.url).pathname;
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -319,45 +317,16 @@ test('npm run worker refuses the embedded database', async () => {
   assert.match(proc.stderr.join(''), /needs DATABASE_URL/);
 });
 
-interface Proc {
-  child: ChildProcess;
-  stdout: string[];
-  stderr: string[];
-  exit: Promise<number | null>;
+/** `node <script>`, killed at the end of the file if still running. */
+function spawnWorker(script: string, env: Record<string, string>): NodeProcess {
+  const p = startNode(script, [], env);
+  cleanups.push(() => p.kill());
+  return p;
 }
 
-function spawnWorker(script: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [script], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => stdout.push(d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => stderr.push(d));
-  const exit = once(child, 'exit').then(([code]) => code as number | null);
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exit;
-    }
-  });
-  return { child, stdout, stderr, exit };
-}
-
-async function startWorkers(store: Store, count: number, extra: Record<string, string>): Promise<Proc[]> {
+async function startWorkers(store: Store, count: number, extra: Record<string, string>): Promise<NodeProcess[]> {
   const procs = Array.from({ length: count }, () => spawnWorker('test/jobs/fixtures/worker.ts', { ...store.env, ...extra }));
-  for (const p of procs) {
-    await waitFor(
-      'worker start',
-      () => {
-        if (p.child.exitCode !== null) throw new Error(`worker exited: ${p.stderr.join('')} ${p.stdout.join('')}`);
-        return p.stdout.join('').includes('gleaner worker ready');
-      },
-      30_000,
-    );
-  }
+  for (const p of procs) await p.line('gleaner worker ready');
   return procs;
 }
 

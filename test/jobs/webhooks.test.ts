@@ -4,25 +4,17 @@
 // delivery retried (GLEANER_WEBHOOK_RETRY_DELAYS shortened to 1 s) with both attempts recorded.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../../src/cli.ts';
 import { Crawler } from '../../src/crawl/crawler.ts';
 import type { JobQueue } from '../../src/jobs/queue.ts';
 import { listDeliveries, signBody } from '../../src/jobs/webhooks.ts';
-import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
-import { type TestService, client, startTestService, storeKinds } from '../helpers/service.ts';
+import type { FixtureSite } from '../fixtures/site/index.ts';
+import type { Api } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import { type WebhookReceiver, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import '../helpers/loopback-dns.ts';
 
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  raw: string;
-  body: any;
-  at: number;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,82 +22,40 @@ for (const store of storeKinds) {
   describe(`crawl webhooks (${store})`, () => {
     let site: FixtureSite;
     let svc: TestService;
-    let api: ReturnType<typeof client>;
+    let api: Api;
     let main: string;
-    let receiver: http.Server;
+    let receiver: WebhookReceiver;
     let hook: string;
     let secret: string;
-    const received: Received[] = [];
     let flakyFailures = 0;
 
     before(async () => {
-      site = await startFixtureSite();
-      svc = await startTestService({ store, env: { GLEANER_WEBHOOK_RETRY_DELAYS: '1' } });
-      api = client(svc.url, svc.key);
-      main = site.hostOrigin('localhost');
-      receiver = http.createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          const raw = Buffer.concat(chunks).toString('utf8');
-          received.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw), at: Date.now() });
-          if (req.url === '/flaky' && flakyFailures === 0) {
-            flakyFailures++;
-            res.writeHead(500).end('try later');
-            return;
-          }
-          res.writeHead(200).end('ok');
-        });
-      });
-      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-      hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      ({ site, svc, api, main } = await startSiteAndService({ store, env: { GLEANER_WEBHOOK_RETRY_DELAYS: '1' } }));
+      // /flaky answers 500 once.
+      receiver = await startWebhookReceiver((d) => (d.path === '/flaky' && flakyFailures++ === 0 ? 500 : 200));
+      hook = receiver.origin;
       const { rows } = await svc.db.query<{ secret: string }>('SELECT webhook_secret AS secret FROM teams WHERE name = $1', [svc.config.defaultTeam]);
       secret = rows[0].secret;
     });
     after(async () => {
-      await svc?.destroy();
-      await site?.close();
-      await new Promise((resolve) => receiver?.close(resolve));
+      await stopSiteAndService(svc, site);
+      await receiver?.close();
     });
 
-    async function start(body: Record<string, unknown>): Promise<string> {
-      const res = await api('POST', '/v2/crawl', body);
-      assert.equal(res.status, 200, res.text);
-      return res.json.id as string;
-    }
-
-    async function finish(id: string): Promise<any> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const res = await api('GET', `/v2/crawl/${id}`);
-        if (res.json.status !== 'scraping') return res.json;
-        if (Date.now() > deadline) assert.fail(`crawl ${id} still running`);
-        await sleep(100);
-      }
-    }
-
-    const of = (id: string) => received.filter((r) => r.body.id === id);
-
-    async function waitFor(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (!cond()) {
-        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.body.type, r.body.id]))}`);
-        await sleep(50);
-      }
-    }
+    const of = (id: string) => receiver.received.filter((r) => r.body.id === id);
 
     test('started, one page event per page, completed: shape, metadata, headers, signature, records', async () => {
       const metadata = { run: 42, tag: 'x' };
-      const id = await start({
+      const id = await api.startCrawl({
         url: `${main}/`,
         sitemap: 'skip',
         limit: 4,
         webhook: { url: `${hook}/ok`, headers: { 'x-test-header': 'present' }, metadata },
       });
-      const status = await finish(id);
+      const status = await api.waitForCrawl(id);
       assert.equal(status.status, 'completed');
       assert.ok(status.completed >= 1);
-      await waitFor('completed and every page', () => {
+      await receiver.until('completed and every page', () => {
         const types = of(id).map((r) => r.body.type);
         return types.includes('crawl.completed') && types.includes('crawl.started') && types.filter((t) => t === 'crawl.page').length >= status.completed;
       });
@@ -154,12 +104,12 @@ for (const store of storeKinds) {
     });
 
     test('the events filter: only completed; a URL string gets every event', async () => {
-      const only = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/ok`, events: ['completed'] } });
-      const all = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: `${hook}/ok` });
-      await finish(only);
-      await finish(all);
-      await waitFor('both completed', () => of(only).some((r) => r.body.type === 'crawl.completed') && of(all).some((r) => r.body.type === 'crawl.completed'));
-      await waitFor('every event of the string webhook', () => of(all).length === 3);
+      const only = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const all = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: `${hook}/ok` });
+      await api.waitForCrawl(only);
+      await api.waitForCrawl(all);
+      await receiver.until('both completed', () => of(only).some((r) => r.body.type === 'crawl.completed') && of(all).some((r) => r.body.type === 'crawl.completed'));
+      await receiver.until('every event of the string webhook', () => of(all).length === 3);
       await sleep(500);
       assert.deepEqual(of(only).map((r) => r.body.type), ['crawl.completed']);
       assert.deepEqual(of(only)[0].body.metadata, {});
@@ -167,8 +117,8 @@ for (const store of storeKinds) {
     });
 
     test('page events a dead process left unqueued are queued a minute later, once', async () => {
-      const id = await start({ url: `${main}/`, sitemap: 'skip', limit: 3, webhook: `${hook}/ok` });
-      assert.equal((await finish(id)).status, 'completed');
+      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', limit: 3, webhook: `${hook}/ok` });
+      assert.equal((await api.waitForCrawl(id)).status, 'completed');
       const pending = async () =>
         (await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_pages WHERE crawl_id = $1 AND event_pending', [id])).rows[0].n;
       assert.equal(await pending(), 0, 'every recorded page had its event queued');
@@ -196,16 +146,16 @@ for (const store of storeKinds) {
     });
 
     test('cancel sends crawl.cancelled', async () => {
-      const id = await start({ url: `${main}/`, sitemap: 'skip', limit: 10, delay: 5, webhook: { url: `${hook}/ok`, events: ['completed'] } });
-      const res = await api('DELETE', `/v2/crawl/${id}`);
+      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', limit: 10, delay: 5, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const res = await api.cancelCrawl(id);
       assert.equal(res.status, 200, res.text);
-      await waitFor('cancelled', () => of(id).some((r) => r.body.type === 'crawl.cancelled'));
+      await receiver.until('cancelled', () => of(id).some((r) => r.body.type === 'crawl.cancelled'));
       assert.deepEqual(of(id).map((r) => r.body.type), ['crawl.cancelled']);
     });
 
     test('a failed delivery (500) is retried after the configured delay; both attempts recorded', async () => {
-      const id = await start({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/flaky`, events: ['started'] } });
-      await waitFor('the retry', () => of(id).length >= 2);
+      const id = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/flaky`, events: ['started'] } });
+      await receiver.until('the retry', () => of(id).length >= 2);
       const [first, second] = of(id);
       assert.equal(first.raw, second.raw, 'the same payload');
       assert.equal(first.body.type, 'crawl.started');

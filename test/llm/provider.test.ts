@@ -7,14 +7,13 @@ import { after, before, describe, test } from 'node:test';
 import { type LlmConfig, loadConfig } from '../../src/config.ts';
 import { LlmProvider, type LlmProviderOptions, type UsageOwner } from '../../src/llm/provider.ts';
 import { jsonExtractionPrompt } from '../../src/llm/prompts.ts';
-import { openDb } from '../../src/store/db.ts';
-import type { Db } from '../../src/store/db-types.ts';
-import { migrate } from '../../src/store/migrations.ts';
 import { createApiKey, ensureTeam, findCallerByKey, previewKey } from '../../src/store/teams.ts';
 import { monthlyUsage, recordTokens } from '../../src/store/usage.ts';
 import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts';
-import { client, startTestService, storeKinds, testEnv } from '../helpers/service.ts';
+import { apiClient } from '../helpers/api.ts';
+import { openTestDb, startTestService, storeKinds } from '../helpers/service.ts';
 import { LlmError } from '../../src/errors.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 const PAGE = '# Acme Widget\n\nThe Acme Widget costs 12.50 EUR and ships in 3 days.\n';
 const schema = {
@@ -38,19 +37,6 @@ async function expectLlmError(p: Promise<unknown>, code: string): Promise<LlmErr
     return err;
   }
   assert.fail(`expected ${code}, the call succeeded`);
-}
-
-async function openTestDb(store: 'pglite' | 'postgres'): Promise<{ db: Db; cleanup: () => Promise<void> }> {
-  const { env, cleanup } = await testEnv(store);
-  const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
-  await migrate(db);
-  return {
-    db,
-    cleanup: async () => {
-      await db.close();
-      await cleanup();
-    },
-  };
 }
 
 async function ledgerRows(db: Db, teamId: string) {
@@ -463,7 +449,7 @@ for (const store of storeKinds) {
         const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 2));
         await recordTokens(service.db, { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: null, tokens: 5, at: lastMonth });
 
-        const call = client(service.url, service.key);
+        const call = apiClient(service);
         const total = await call('GET', '/v1/team/token-usage/historical');
         assert.equal(total.status, 200, total.text);
         assert.deepEqual(

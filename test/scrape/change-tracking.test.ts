@@ -12,11 +12,9 @@ import {
   urlKeyForChanges,
 } from '../../src/scrape/formats/change-tracking.ts';
 import { readSnapshot, recordSnapshot } from '../../src/store/changes.ts';
-import { openDb } from '../../src/store/db.ts';
-import type { Db } from '../../src/store/db-types.ts';
-import { migrate } from '../../src/store/migrations.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
-import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, storeKinds } from '../helpers/service.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 const V1 = `# Pricing
 
@@ -185,17 +183,11 @@ for (const store of storeKinds) {
     let teamA: string;
     let teamB: string;
     before(async () => {
-      const t = await testEnv(store);
-      cleanup = t.cleanup;
-      db = await openDb({ dataDir: t.env.DATA_DIR ?? '', databaseUrl: t.env.DATABASE_URL, schema: t.env.DATABASE_SCHEMA });
-      await migrate(db);
+      ({ db, cleanup } = await openTestDb(store));
       teamA = (await ensureTeam(db, 'changes-a')).id;
       teamB = (await ensureTeam(db, 'changes-b')).id;
     });
-    after(async () => {
-      await db.close();
-      await cleanup();
-    });
+    after(() => cleanup());
 
     const at = (s: string) => new Date(`2026-01-0${s}T10:00:00.000Z`);
 

@@ -7,22 +7,17 @@ import { after, before, describe, test } from 'node:test';
 import { openDb } from '../../src/store/db.ts';
 import type { Db } from '../../src/store/db-types.ts';
 import { vacuumEmbedded } from '../../src/store/maintenance.ts';
-import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, storeKinds, testEnv } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
   describe(`Db on ${store}`, () => {
     let db: Db;
     let cleanup: () => Promise<void>;
     before(async () => {
-      const t = await testEnv(store);
-      cleanup = t.cleanup;
-      db = await openDb({ dataDir: t.env.DATA_DIR ?? '', databaseUrl: t.env.DATABASE_URL, schema: t.env.DATABASE_SCHEMA });
+      ({ db, cleanup } = await openTestDb(store, { migrated: false }));
       await db.exec('CREATE TABLE things (id int PRIMARY KEY, body bytea, at timestamptz, doc jsonb)');
     });
-    after(async () => {
-      await db?.close();
-      await cleanup?.();
-    });
+    after(() => cleanup?.());
 
     test('values round-trip with their types: bytea as a Buffer, timestamptz as a Date, jsonb as an object', async () => {
       const body = Buffer.alloc(300_000, 7); // large: the binary-parameter path

@@ -7,12 +7,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { openDb } from '../../src/store/db.ts';
-import type { Db } from '../../src/store/db-types.ts';
 import { CHUNK_BYTES, deleteExpiredFiles, readFile, readFileBytes, readFileInfo, storeFile } from '../../src/store/files.ts';
-import { migrate } from '../../src/store/migrations.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
-import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, storeKinds } from '../helpers/service.ts';
+import type { Db } from '../../src/store/db-types.ts';
 
 async function collect(parts: AsyncIterable<Buffer>): Promise<Buffer> {
   const out: Buffer[] = [];
@@ -27,15 +25,11 @@ for (const store of storeKinds) {
     let teamId: string;
     let dir: string;
     before(async () => {
-      const t = await testEnv(store);
-      cleanup = t.cleanup;
-      db = await openDb({ dataDir: t.env.DATA_DIR ?? '', databaseUrl: t.env.DATABASE_URL, schema: t.env.DATABASE_SCHEMA });
-      await migrate(db);
+      ({ db, cleanup } = await openTestDb(store));
       teamId = (await ensureTeam(db, 'files')).id;
       dir = await mkdtemp(join(tmpdir(), 'gleaner-files-test-'));
     });
     after(async () => {
-      await db?.close();
       await cleanup?.();
       await rm(dir, { recursive: true, force: true });
     });

@@ -2,20 +2,16 @@
 // state; stored files are readable until they expire.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { openDb } from '../../src/store/db.ts';
 import { deleteExpiredFiles, readFile, storeFile } from '../../src/store/files.ts';
-import { migrate } from '../../src/store/migrations.ts';
 import { readProfile, saveProfile } from '../../src/store/profiles.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
-import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, storeKinds } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
   describe(`profiles and files on ${store}`, () => {
     test('concurrent saves of one profile leave one complete state and count every save', async () => {
-      const { env, cleanup } = await testEnv(store);
-      const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      const { db, cleanup } = await openTestDb(store);
       try {
-        await migrate(db);
         const team = await ensureTeam(db, 'profiles');
         // Each writer's state is internally consistent: 50 cookies all carrying the writer's number.
         const state = (n: number) => ({
@@ -35,16 +31,13 @@ for (const store of storeKinds) {
         const other = await ensureTeam(db, 'other');
         assert.equal(await readProfile(db, other.id, 'shared'), undefined, 'profiles are per team');
       } finally {
-        await db.close();
         await cleanup();
       }
     });
 
     test('stored files are read back by id until they expire', async () => {
-      const { env, cleanup } = await testEnv(store);
-      const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      const { db, cleanup } = await openTestDb(store);
       try {
-        await migrate(db);
         const team = await ensureTeam(db, 'files');
         const data = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]);
         const id = await storeFile(db, { teamId: team.id, contentType: 'image/png', data, ttlMs: 60_000 });
@@ -56,7 +49,6 @@ for (const store of storeKinds) {
         assert.equal(await deleteExpiredFiles(db), 1);
         assert.ok(await readFile(db, id), 'the live file stays');
       } finally {
-        await db.close();
         await cleanup();
       }
     });

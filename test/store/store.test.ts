@@ -8,7 +8,7 @@ import { migrate, migrations } from '../../src/store/migrations.ts';
 import { createApiKey, ensureTeam, findCallerByKey, hashKey } from '../../src/store/teams.ts';
 import { monthlyUsage, recordUsage } from '../../src/store/usage.ts';
 import { type CachedPage, PageCacheBatcher, readCachedPage } from '../../src/store/pages.ts';
-import { storeKinds, testEnv } from '../helpers/service.ts';
+import { openTestDb, storeKinds, testEnv } from '../helpers/service.ts';
 
 for (const store of storeKinds) {
   describe(`store on ${store}`, () => {
@@ -36,10 +36,8 @@ for (const store of storeKinds) {
     });
 
     test('teams, keys, jobs and usage round-trip with the same types', async () => {
-      const { env, cleanup } = await testEnv(store);
-      const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      const { db, cleanup } = await openTestDb(store);
       try {
-        await migrate(db);
         const team = await ensureTeam(db, 't');
         assert.equal((await ensureTeam(db, 't')).id, team.id, 'ensureTeam is idempotent');
         const { key, id } = await createApiKey(db, team.id);
@@ -73,15 +71,12 @@ for (const store of storeKinds) {
         assert.ok(months[0].month instanceof Date);
         assert.equal(months[0].month.getUTCDate(), 1);
       } finally {
-        await db.close();
         await cleanup();
       }
     });
     test('the page cache batcher: gathered reads and writes, same windows as single reads', async () => {
-      const { env, cleanup } = await testEnv(store);
-      const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      const { db, cleanup } = await openTestDb(store);
       try {
-        await migrate(db);
         const cache = new PageCacheBatcher(db);
         const page = (n: number, fetchedAt: Date): CachedPage => ({
           url: `https://a.example/${n}`,
@@ -115,7 +110,6 @@ for (const store of storeKinds) {
         await cache.write('k2', page(22, old));
         assert.equal((await readCachedPage(db, 'k2'))?.url, 'https://a.example/2');
       } finally {
-        await db.close();
         await cleanup();
       }
     });
