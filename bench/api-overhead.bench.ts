@@ -8,7 +8,11 @@ import { startTestService } from '../test/helpers/service.ts';
 const REQUESTS = 3000;
 const CONCURRENCY = 16;
 
-async function measure(origin: string, path: string, headers: Record<string, string>): Promise<{ median: number; p99: number; rps: number }> {
+async function measure(
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ median: number; p99: number; rps: number }> {
   const pool = new Pool(origin, { connections: CONCURRENCY });
   const latencies: number[] = [];
   let next = 0;
@@ -28,7 +32,11 @@ async function measure(origin: string, path: string, headers: Record<string, str
   const elapsed = performance.now() - started;
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { median: latencies[latencies.length >> 1], p99: latencies[Math.floor(latencies.length * 0.99)], rps: (REQUESTS / elapsed) * 1000 };
+  return {
+    median: latencies[latencies.length >> 1],
+    p99: latencies[Math.floor(latencies.length * 0.99)],
+    rps: (REQUESTS / elapsed) * 1000,
+  };
 }
 
 const svc = await startTestService({ env: { GLEANER_RATE_LIMITS: process.env.BENCH_RL ?? 'account=1000000' } });
@@ -53,9 +61,15 @@ try {
     runs.gleaner.push(last.gleaner.median);
   }
   const med = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  console.log(`bare fastify:  median ${med(runs.bare).toFixed(2)} ms, ${last.bare.rps.toFixed(0)} req/s (${CONCURRENCY} concurrent)`);
-  console.log(`gleaner (PGlite): median ${med(runs.gleaner).toFixed(2)} ms, p99 ${last.gleaner.p99.toFixed(2)} ms, ${last.gleaner.rps.toFixed(0)} req/s`);
-  console.log(`RESULT api-overhead: authenticated request median latency = ${(med(runs.gleaner) / med(runs.bare)).toFixed(2)}x bare Fastify`);
+  console.log(
+    `bare fastify:  median ${med(runs.bare).toFixed(2)} ms, ${last.bare.rps.toFixed(0)} req/s (${CONCURRENCY} concurrent)`,
+  );
+  console.log(
+    `gleaner (PGlite): median ${med(runs.gleaner).toFixed(2)} ms, p99 ${last.gleaner.p99.toFixed(2)} ms, ${last.gleaner.rps.toFixed(0)} req/s`,
+  );
+  console.log(
+    `RESULT api-overhead: authenticated request median latency = ${(med(runs.gleaner) / med(runs.bare)).toFixed(2)}x bare Fastify`,
+  );
 } finally {
   await bare.close();
   await svc.destroy();

@@ -94,7 +94,11 @@ function memory(): { rss: number; pss: number; processes: number } {
   return { rss: rss / 1024, pss: pss / 1024, processes: pids.length };
 }
 
-const baselineBrowser: Browser = await chromium.launch({ executablePath: chromiumExecutable(), headless: true, args: CHROMIUM_ARGS });
+const baselineBrowser: Browser = await chromium.launch({
+  executablePath: chromiumExecutable(),
+  headless: true,
+  args: CHROMIUM_ARGS,
+});
 const plain: Fetcher = async () => {
   const context = await baselineBrowser.newContext();
   try {
@@ -141,7 +145,9 @@ try {
   const r = { plain: avg(rate.plain), ours: avg(rate.ours), noWait: avg(rate.noWait) };
   await noWait.close();
   await baselineBrowser.close();
-  console.log(`page: ${url} (fixture article with 4 images), ${SEQUENTIAL} sequential and ${CONCURRENT_TOTAL} at ${CONCURRENCY} concurrent per side`);
+  console.log(
+    `page: ${url} (fixture article with 4 images), ${SEQUENTIAL} sequential and ${CONCURRENT_TOTAL} at ${CONCURRENCY} concurrent per side`,
+  );
   console.log(`plain playwright (goto load):        median ${m.plain.toFixed(0)} ms, ${r.plain.toFixed(1)} pages/s`);
   console.log(`plain playwright (goto networkidle): median ${m.idle.toFixed(0)} ms`);
   console.log(`gleaner engine:                      median ${m.ours.toFixed(0)} ms, ${r.ours.toFixed(1)} pages/s`);
@@ -155,7 +161,12 @@ try {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < upTo) {
           next++;
-          await engine.fetch({ url: site.url(`/generated/${(next % 2000) + 1}`), timeoutMs: 60_000, skipTlsVerification: true, mobile: false });
+          await engine.fetch({
+            url: site.url(`/generated/${(next % 2000) + 1}`),
+            timeoutMs: 60_000,
+            skipTlsVerification: true,
+            mobile: false,
+          });
         }
       }),
     );

@@ -52,24 +52,34 @@ const TIMEOUT_MS = 10 * 60_000;
 const root = new URL('../', import.meta.url).pathname;
 const node = process.execPath;
 type Mode = 'fresh' | 'existing';
-const MODES = (process.env.CRAWL_BENCH_MODES || 'fresh,existing').split(',').filter((m): m is Mode => m === 'fresh' || m === 'existing');
+const MODES = (process.env.CRAWL_BENCH_MODES || 'fresh,existing')
+  .split(',')
+  .filter((m): m is Mode => m === 'fresh' || m === 'existing');
 
 /**
  * How `npm start` runs the service: package.json's start script is
  * "[NAME=value …] node [flags …] src/server.ts"; its environment assignments and Node flags.
  */
 function startScript(): { env: Record<string, string>; nodeArgs: string[] } {
-  const words = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
+  const words = (
+    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start
+    .trim()
+    .split(/\s+/);
   const env: Record<string, string> = {};
   while (/^[A-Z_][A-Z0-9_]*=/.test(words[0])) {
     const [name, ...value] = words.shift()!.split('=');
     env[name] = value.join('=');
   }
-  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') throw new Error(`unexpected start script: ${words.join(' ')}`);
+  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts')
+    throw new Error(`unexpected start script: ${words.join(' ')}`);
   return { env, nodeArgs: words.slice(1, -1) };
 }
 const start = startScript();
-const serviceNodeArgs = [...start.nodeArgs, ...(process.env.GLEANER_BENCH_NODE_ARGS ? process.env.GLEANER_BENCH_NODE_ARGS.split(' ') : [])];
+const serviceNodeArgs = [
+  ...start.nodeArgs,
+  ...(process.env.GLEANER_BENCH_NODE_ARGS ? process.env.GLEANER_BENCH_NODE_ARGS.split(' ') : []),
+];
 
 const site = await startFixtureSite({ generatedTotal: PAGES });
 const startUrl = site.url('/generated/1');
@@ -107,7 +117,10 @@ async function descendants(pid: number): Promise<number[]> {
 }
 
 /** Samples the RSS of `pid` and its descendants every 100 ms; stop() gives the peak sum (KB), the largest number of descendants seen and the process's own VmHWM. */
-function watchMemory(pid: number): { mark(): void; stop(): Promise<{ peakKb: number; hwmKb: number; children: number; sinceMarkKb: number }> } {
+function watchMemory(pid: number): {
+  mark(): void;
+  stop(): Promise<{ peakKb: number; hwmKb: number; children: number; sinceMarkKb: number }>;
+} {
   let peakKb = 0;
   let sinceMarkKb = 0;
   let children = 0;
@@ -186,7 +199,7 @@ async function cpuSeconds(pid: number): Promise<number> {
 }
 
 async function waitReady(child: ChildProcess, base: string): Promise<void> {
-  for (let t = Date.now(); ; ) {
+  for (let t = Date.now(); ;) {
     if (child.exitCode !== null) throw new Error(`gleaner exited with ${child.exitCode} at start-up`);
     try {
       const res = await request(`${base}/ready`);
@@ -226,8 +239,10 @@ async function gleaner(mode: Mode): Promise<Run> {
     LOG_LEVEL: 'warn',
   } as Record<string, string>;
   if (process.env.GLEANER_BENCH_WORKERS) env.GLEANER_WORKERS = process.env.GLEANER_BENCH_WORKERS;
-  if (process.env.GLEANER_BENCH_TEAM_CONCURRENCY) env.GLEANER_TEAM_MAX_CONCURRENCY = process.env.GLEANER_BENCH_TEAM_CONCURRENCY;
-  const spawnService = () => spawn(node, [...serviceNodeArgs, 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (process.env.GLEANER_BENCH_TEAM_CONCURRENCY)
+    env.GLEANER_TEAM_MAX_CONCURRENCY = process.env.GLEANER_BENCH_TEAM_CONCURRENCY;
+  const spawnService = () =>
+    spawn(node, [...serviceNodeArgs, 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (mode === 'existing') {
     // The data directory a restart finds: created, migrated and the key stored by a first start.
     const first = spawnService();
@@ -250,10 +265,18 @@ async function gleaner(mode: Mode): Promise<Run> {
     const res = await request(`${base}/v2/crawl`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ url: startUrl, limit: PAGES, sitemap: 'skip', crawlEntireDomain: true, ignoreRobotsTxt: true, scrapeOptions: { formats: ['markdown'] } }),
+      body: JSON.stringify({
+        url: startUrl,
+        limit: PAGES,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        ignoreRobotsTxt: true,
+        scrapeOptions: { formats: ['markdown'] },
+      }),
     });
     const created = (await res.body.json()) as { success: boolean; id: string };
-    if (res.statusCode !== 200 || !created.success) throw new Error(`POST /v2/crawl: ${res.statusCode} ${JSON.stringify(created)}`);
+    if (res.statusCode !== 200 || !created.success)
+      throw new Error(`POST /v2/crawl: ${res.statusCode} ${JSON.stringify(created)}`);
     let status: { status: string; completed: number; total: number };
     let lastReport = started;
     for (;;) {
@@ -263,9 +286,12 @@ async function gleaner(mode: Mode): Promise<Run> {
       if (status.status !== 'scraping') break;
       if (process.env.CRAWL_BENCH_PROGRESS && performance.now() - lastReport > 5000) {
         lastReport = performance.now();
-        console.log(`  gleaner: ${status.completed}/${status.total} after ${((lastReport - started) / 1000).toFixed(0)} s, RSS ${mb(await kb(child.pid!, 'VmRSS')).toFixed(0)} MB`);
+        console.log(
+          `  gleaner: ${status.completed}/${status.total} after ${((lastReport - started) / 1000).toFixed(0)} s, RSS ${mb(await kb(child.pid!, 'VmRSS')).toFixed(0)} MB`,
+        );
       }
-      if (performance.now() - started > TIMEOUT_MS) throw new Error(`crawl not done after ${TIMEOUT_MS / 1000} s: ${status.completed}/${status.total}`);
+      if (performance.now() - started > TIMEOUT_MS)
+        throw new Error(`crawl not done after ${TIMEOUT_MS / 1000} s: ${status.completed}/${status.total}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     const wallMs = performance.now() - started;
@@ -277,9 +303,12 @@ async function gleaner(mode: Mode): Promise<Run> {
     let docs = 0;
     let empty = 0;
     const urls = new Set<string>();
-    for (let skip = 0; ; ) {
+    for (let skip = 0; ;) {
       const r = await request(`${base}/v2/crawl/${created.id}?skip=${skip}&limit=500`, { headers: auth });
-      const page = (await r.body.json()) as { data: { markdown?: string; metadata: { sourceURL?: string; url?: string } }[]; next: string | null };
+      const page = (await r.body.json()) as {
+        data: { markdown?: string; metadata: { sourceURL?: string; url?: string } }[];
+        next: string | null;
+      };
       for (const d of page.data) {
         docs++;
         if (!d.markdown?.trim()) empty++;
@@ -288,8 +317,23 @@ async function gleaner(mode: Mode): Promise<Run> {
       skip += page.data.length;
       if (!page.next || page.data.length === 0) break;
     }
-    const note = docs !== PAGES || empty || urls.size !== PAGES ? `CHECK FAILED: ${docs} documents, ${urls.size} distinct URLs, ${empty} with empty markdown` : undefined;
-    return { mode, pages: status.completed, wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, cpuS, siteCpuS: (siteCpu.user + siteCpu.system) / 1e6, idleMb: mb(idleKb), crawlPeakMb: mb(m.sinceMarkKb), note };
+    const note =
+      docs !== PAGES || empty || urls.size !== PAGES
+        ? `CHECK FAILED: ${docs} documents, ${urls.size} distinct URLs, ${empty} with empty markdown`
+        : undefined;
+    return {
+      mode,
+      pages: status.completed,
+      wallMs,
+      peakMb: mb(m.peakKb),
+      hwmMb: mb(m.hwmKb),
+      children: m.children,
+      cpuS,
+      siteCpuS: (siteCpu.user + siteCpu.system) / 1e6,
+      idleMb: mb(idleKb),
+      crawlPeakMb: mb(m.sinceMarkKb),
+      note,
+    };
   } finally {
     await mem.stop();
     await stop(child);
@@ -298,7 +342,9 @@ async function gleaner(mode: Mode): Promise<Run> {
       const client = new pgClient.Client({ connectionString: pg });
       await client.connect();
       try {
-        await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${loadConfig({ DATABASE_URL: pg, DATABASE_SCHEMA: schema }).queueSchema} CASCADE`);
+        await client.query(
+          `DROP SCHEMA IF EXISTS ${schema}, ${loadConfig({ DATABASE_URL: pg, DATABASE_SCHEMA: schema }).queueSchema} CASCADE`,
+        );
       } finally {
         await client.end();
       }
@@ -330,15 +376,33 @@ async function crawlee(): Promise<Run> {
   const code = await exited(child);
   await rm(storage, { recursive: true, force: true });
   if (code !== 0 && !out.includes('\n')) throw new Error(`crawlee child exited with ${code}`);
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { pages: number; markdownEmpty: number; wallMs: number; failed: number };
-  const note = r.pages !== PAGES || r.markdownEmpty || r.failed ? `CHECK FAILED: ${r.pages} pages, ${r.markdownEmpty} empty, ${r.failed} failed` : undefined;
-  return { pages: r.pages, wallMs: r.wallMs, peakMb: mb(m.peakKb), hwmMb: mb(m.hwmKb), children: m.children, siteCpuS: (siteCpu.user + siteCpu.system) / 1e6, note };
+  const r = JSON.parse(out.trim().split('\n').pop()!) as {
+    pages: number;
+    markdownEmpty: number;
+    wallMs: number;
+    failed: number;
+  };
+  const note =
+    r.pages !== PAGES || r.markdownEmpty || r.failed
+      ? `CHECK FAILED: ${r.pages} pages, ${r.markdownEmpty} empty, ${r.failed} failed`
+      : undefined;
+  return {
+    pages: r.pages,
+    wallMs: r.wallMs,
+    peakMb: mb(m.peakKb),
+    hwmMb: mb(m.hwmKb),
+    children: m.children,
+    siteCpuS: (siteCpu.user + siteCpu.system) / 1e6,
+    note,
+  };
 }
 
 const pps = (r: Run) => (r.pages / r.wallMs) * 1000;
 const desc = (name: string, r: Run) =>
   `${name}: ${r.pages} pages in ${(r.wallMs / 1000).toFixed(2)} s = ${pps(r).toFixed(0)} pages/s; peak RSS ${r.peakMb.toFixed(0)} MB (VmHWM ${r.hwmMb.toFixed(0)} MB, ${r.children} child processes)` +
-  (r.crawlPeakMb !== undefined ? `; RSS when ready ${r.idleMb!.toFixed(0)} MB, peak during the crawl ${r.crawlPeakMb.toFixed(0)} MB` : '') +
+  (r.crawlPeakMb !== undefined
+    ? `; RSS when ready ${r.idleMb!.toFixed(0)} MB, peak during the crawl ${r.crawlPeakMb.toFixed(0)} MB`
+    : '') +
   (r.cpuS !== undefined ? `; CPU ${r.cpuS.toFixed(1)} s (${((r.cpuS * 1000) / r.pages).toFixed(1)} ms/page)` : '') +
   (r.siteCpuS !== undefined ? `; fixture site ${r.siteCpuS.toFixed(1)} s CPU` : '') +
   (r.note ? ` ${r.note}` : '');
@@ -347,12 +411,16 @@ try {
   const runs = { gleaner: [] as Run[], crawlee: [] as Run[] };
   console.log(
     `site: ${PAGES} generated pages from ${startUrl}; ${ROUNDS} rounds, alternating order; Gleaner on ${process.env.CRAWL_BENCH_DATABASE_URL ? 'Postgres' : 'PGlite'} ` +
-      `(${Object.entries(start.env).map(([k, v]) => `${k}=${v} `).join('')}node ${serviceNodeArgs.join(' ')} src/server.ts; data directory: ${MODES.join(' and ')})`,
+      `(${Object.entries(start.env)
+        .map(([k, v]) => `${k}=${v} `)
+        .join('')}node ${serviceNodeArgs.join(' ')} src/server.ts; data directory: ${MODES.join(' and ')})`,
   );
   const contenders = [...MODES.map((m) => `gleaner:${m}` as const), 'crawlee' as const];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? [...contenders].reverse() : contenders;
-    for (const which of order.filter((w) => !process.env.CRAWL_BENCH_ONLY || w.startsWith(process.env.CRAWL_BENCH_ONLY))) {
+    for (const which of order.filter(
+      (w) => !process.env.CRAWL_BENCH_ONLY || w.startsWith(process.env.CRAWL_BENCH_ONLY),
+    )) {
       if (which === 'crawlee') {
         const r = await crawlee();
         runs.crawlee.push(r);

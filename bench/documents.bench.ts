@@ -56,7 +56,10 @@ async function timed(fn: () => Promise<unknown>): Promise<{ ms: number; cpu: num
 }
 
 /** Runs both ROUNDS times after one warm-up each, alternating which goes first. */
-async function compare(ours: () => Promise<unknown>, base: () => Promise<unknown>): Promise<{ ours: number[]; base: number[]; oursCpu: number[]; baseCpu: number[] }> {
+async function compare(
+  ours: () => Promise<unknown>,
+  base: () => Promise<unknown>,
+): Promise<{ ours: number[]; base: number[]; oursCpu: number[]; baseCpu: number[] }> {
   await ours();
   await base();
   const r = { ours: [] as number[], base: [] as number[], oursCpu: [] as number[], baseCpu: [] as number[] };
@@ -100,7 +103,8 @@ async function pdfPart(): Promise<void> {
   const bytes = buildTextPdf(PDF_PAGES);
   const check = await parsePdf(bytes);
   const plain = await pdfjsPlainText(bytes);
-  if (check.numPages !== PDF_PAGES || !check.markdown.includes(`# Section ${PDF_PAGES}`)) throw new Error('parsePdf: unexpected output');
+  if (check.numPages !== PDF_PAGES || !check.markdown.includes(`# Section ${PDF_PAGES}`))
+    throw new Error('parsePdf: unexpected output');
   if (!plain.includes(`Section ${PDF_PAGES}`)) throw new Error('pdf.js: unexpected output');
   const r = await compare(
     () => parsePdf(bytes),
@@ -111,8 +115,12 @@ async function pdfPart(): Promise<void> {
   console.log(
     `PDF: ${PDF_PAGES} pages, ${(bytes.length / 1024).toFixed(0)} KB; markdown ${(check.markdown.length / 1024).toFixed(0)} KB, plain text ${(plain.length / 1024).toFixed(0)} KB; ${ROUNDS} rounds`,
   );
-  console.log(`  Gleaner parsePdf: median ${median(r.ours).toFixed(0)} ms (${r.ours.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.oursCpu).toFixed(0)} ms`);
-  console.log(`  pdf.js getTextContent: median ${median(r.base).toFixed(0)} ms (${r.base.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.baseCpu).toFixed(0)} ms`);
+  console.log(
+    `  Gleaner parsePdf: median ${median(r.ours).toFixed(0)} ms (${r.ours.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.oursCpu).toFixed(0)} ms`,
+  );
+  console.log(
+    `  pdf.js getTextContent: median ${median(r.base).toFixed(0)} ms (${r.base.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.baseCpu).toFixed(0)} ms`,
+  );
   console.log(
     `RESULT documents-pdf: ${ours.toFixed(0)} pages/s vs pdf.js plain text ${base.toFixed(0)} pages/s = ${(ours / base).toFixed(2)}x (CPU time: ${(median(r.baseCpu) / median(r.oursCpu)).toFixed(2)}x)`,
   );
@@ -139,7 +147,8 @@ async function xlsxPart(): Promise<void> {
   const bytes = buildLargeXlsx(XLSX_SHEETS, XLSX_ROWS);
   const check = await parseDocument(bytes, 'xlsx');
   const plain = await exceljsText(bytes);
-  if (check.numPages !== XLSX_SHEETS || !check.markdown.includes(`Item ${XLSX_SHEETS}-${XLSX_ROWS}`)) throw new Error('parseDocument xlsx: unexpected output');
+  if (check.numPages !== XLSX_SHEETS || !check.markdown.includes(`Item ${XLSX_SHEETS}-${XLSX_ROWS}`))
+    throw new Error('parseDocument xlsx: unexpected output');
   if (!plain.includes(`Item ${XLSX_SHEETS}-${XLSX_ROWS}`)) throw new Error('exceljs: unexpected output');
   const r = await compare(
     () => parseDocument(bytes, 'xlsx'),
@@ -151,8 +160,12 @@ async function xlsxPart(): Promise<void> {
   console.log(
     `XLSX: ${XLSX_SHEETS} sheets × ${XLSX_ROWS} rows × 5 columns, ${(bytes.length / 1024).toFixed(0)} KB; markdown ${(check.markdown.length / 1024).toFixed(0)} KB, plain text ${(plain.length / 1024).toFixed(0)} KB; ${ROUNDS} rounds`,
   );
-  console.log(`  Gleaner parseDocument xlsx: median ${median(r.ours).toFixed(0)} ms (${r.ours.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.oursCpu).toFixed(0)} ms, ${((rows / median(r.ours)) * 1000).toFixed(0)} rows/s`);
-  console.log(`  exceljs load + cell.text: median ${median(r.base).toFixed(0)} ms (${r.base.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.baseCpu).toFixed(0)} ms, ${((rows / median(r.base)) * 1000).toFixed(0)} rows/s`);
+  console.log(
+    `  Gleaner parseDocument xlsx: median ${median(r.ours).toFixed(0)} ms (${r.ours.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.oursCpu).toFixed(0)} ms, ${((rows / median(r.ours)) * 1000).toFixed(0)} rows/s`,
+  );
+  console.log(
+    `  exceljs load + cell.text: median ${median(r.base).toFixed(0)} ms (${r.base.map((x) => x.toFixed(0)).join(', ')}), CPU ${median(r.baseCpu).toFixed(0)} ms, ${((rows / median(r.base)) * 1000).toFixed(0)} rows/s`,
+  );
   console.log(
     `RESULT documents-xlsx: ${ours.toFixed(1)} sheets/s vs exceljs ${base.toFixed(1)} sheets/s = ${(ours / base).toFixed(2)}x (CPU time: ${(median(r.baseCpu) / median(r.oursCpu)).toFixed(2)}x)`,
   );
@@ -173,7 +186,12 @@ async function apiPart(): Promise<void> {
   async function scrape(): Promise<{ ms: number; cpu: number }> {
     const c = process.threadCpuUsage();
     const t = performance.now();
-    const res = await api.request({ method: 'POST', path: '/v2/scrape', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: small, maxAge: 0 }) });
+    const res = await api.request({
+      method: 'POST',
+      path: '/v2/scrape',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: small, maxAge: 0 }),
+    });
     const text = await res.body.text();
     if (res.statusCode !== 200) {
       errors.push(`${res.statusCode} ${text.slice(0, 200)}`);
@@ -188,7 +206,8 @@ async function apiPart(): Promise<void> {
     const t = performance.now();
     const res = await fetch(`${svc.url}/v2/parse`, { method: 'POST', headers: auth, body: form });
     const json = (await res.json()) as { success: boolean; data?: { markdown?: string }; error?: string };
-    if (res.status !== 200 || !json.data?.markdown?.includes(`Section ${BIG_PDF_PAGES}`)) throw new Error(`parse: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+    if (res.status !== 200 || !json.data?.markdown?.includes(`Section ${BIG_PDF_PAGES}`))
+      throw new Error(`parse: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
     return performance.now() - t;
   }
 
@@ -226,16 +245,21 @@ async function apiPart(): Promise<void> {
     const line = (name: string, x: { ms: number[]; cpu: number[] }): string =>
       `${name}: p50 ${median(x.ms).toFixed(1)} ms, p90 ${pct(x.ms, 0.9).toFixed(1)} ms, p99 ${pct(x.ms, 0.99).toFixed(1)} ms, max ${Math.max(...x.ms).toFixed(1)} ms; main-thread CPU per scrape median ${median(x.cpu).toFixed(1)} ms, p99 ${pct(x.cpu, 0.99).toFixed(1)} ms`;
     console.log(
-      `API: POST /v2/scrape {url: /articles/1, maxAge: 0} one at a time, ${idle.ms.length} idle + ${busy.ms.length} busy samples in ${API_ROUNDS} alternating rounds; parse threads: ${svc.config.parseWorkers}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+      `API: POST /v2/scrape {url: /articles/1, maxAge: 0} one at a time, ${idle.ms.length} idle + ${busy.ms.length} busy samples in ${API_ROUNDS} alternating rounds; parse threads: ${svc.config.parseWorkers}; load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
     );
     console.log(`  ${line('idle', idle)}`);
     console.log(`  ${line(`during ${BIG_PDF_PAGES}-page PDF parses`, busy)}`);
     console.log(
       `  POST /v2/parse of the ${BIG_PDF_PAGES}-page PDF (${(big.length / 1024).toFixed(0)} KB): ${parses.length} completed during the busy blocks, median ${median(parses).toFixed(0)} ms (${((BIG_PDF_PAGES / median(parses)) * 1000).toFixed(0)} pages/s); alone ${alone.toFixed(0)} ms`,
     );
-    if (errors.length) console.log(`  failed scrapes: ${errors.length} (${[...new Set(errors)].slice(0, 3).join(' | ')})`);
+    if (errors.length)
+      console.log(`  failed scrapes: ${errors.length} (${[...new Set(errors)].slice(0, 3).join(' | ')})`);
     const ratio = p99Busy / p99;
-    console.log(`RESULT documents-api-p99: small scrape p99 ${p99Busy.toFixed(1)} ms while a ${BIG_PDF_PAGES}-page PDF parses vs ${p99.toFixed(1)} ms idle = ${ratio.toFixed(2)}x (goal < 2x: ${ratio < 2 ? 'met' : 'NOT met'})`);
+    console.log(
+      `RESULT documents-api-p99: small scrape p99 ${p99Busy.toFixed(1)} ms while a ${BIG_PDF_PAGES}-page PDF parses vs ${p99.toFixed(1)} ms idle = ${ratio.toFixed(2)}x (goal < 2x: ${ratio < 2 ? 'met' : 'NOT met'})`,
+    );
   } finally {
     await api.close();
     await svc.destroy();

@@ -59,21 +59,36 @@ for (const p of pages) {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log('page                      ours F1  Readability F1   ours ms  Readability ms');
 for (const r of rows) {
-  console.log(`${r.name.padEnd(24)} ${r.f1.toFixed(3).padStart(8)} ${r.rf1.toFixed(3).padStart(15)} ${r.ms.toFixed(2).padStart(9)} ${r.rms.toFixed(2).padStart(15)}`);
+  console.log(
+    `${r.name.padEnd(24)} ${r.f1.toFixed(3).padStart(8)} ${r.rf1.toFixed(3).padStart(15)} ${r.ms.toFixed(2).padStart(9)} ${r.rms.toFixed(2).padStart(15)}`,
+  );
 }
 
 // A ~200 KB page: the news page with its comment list and sidebar repeated.
 const base = pages.find((p) => p.name.startsWith('01-'))!.html;
-const comments = base.slice(base.indexOf('<li class="comment'), base.indexOf('</ol>', base.indexOf('<ol class="comment-list">')));
-const sidebar = base.slice(base.indexOf('<div class="td_block_wrap td_block_popular">'), base.indexOf('<div class="td_block_wrap td_block_text_with_title widget">'));
+const comments = base.slice(
+  base.indexOf('<li class="comment'),
+  base.indexOf('</ol>', base.indexOf('<ol class="comment-list">')),
+);
+const sidebar = base.slice(
+  base.indexOf('<div class="td_block_wrap td_block_popular">'),
+  base.indexOf('<div class="td_block_wrap td_block_text_with_title widget">'),
+);
 let big = base;
 while (big.length < 200_000) {
-  big = big.replace('</ol>', comments + '</ol>').replace('<div class="td_block_wrap td_block_text_with_title widget">', sidebar + '<div class="td_block_wrap td_block_text_with_title widget">');
+  big = big
+    .replace('</ol>', comments + '</ol>')
+    .replace(
+      '<div class="td_block_wrap td_block_text_with_title widget">',
+      sidebar + '<div class="td_block_wrap td_block_text_with_title widget">',
+    );
 }
 const parseMs = time(() => parseDocument(big), RUNS);
 const bigMs = time(() => cleanDocument(parseDocument(big), { onlyMainContent: true }), RUNS) - parseMs;
 const bigF1 = tokenF1(ours(big), pages[0].expected).f1;
-console.log(`${(big.length / 1024).toFixed(0)} KB page: htmlparser2 parse ${parseMs.toFixed(2)} ms, cleanDocument ${bigMs.toFixed(2)} ms (F1 ${bigF1.toFixed(3)})`);
+console.log(
+  `${(big.length / 1024).toFixed(0)} KB page: htmlparser2 parse ${parseMs.toFixed(2)} ms, cleanDocument ${bigMs.toFixed(2)} ms (F1 ${bigF1.toFixed(3)})`,
+);
 
 const f1 = mean(rows.map((r) => r.f1));
 const rf1 = mean(rows.map((r) => r.rf1));

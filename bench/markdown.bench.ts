@@ -59,7 +59,9 @@ const bytes = pages.reduce((n, p) => n + Buffer.byteLength(p.html), 0);
 const sizes = pages.map((p) => Buffer.byteLength(p.html)).sort((a, b) => a - b);
 console.log(
   `corpus: ${corpus.length} generated pages` +
-    (real.length > 0 ? ` + ${real.length} real pages from /usr/share/doc` : ' (no real .html files of 50–500 KB in /usr/share/doc)') +
+    (real.length > 0
+      ? ` + ${real.length} real pages from /usr/share/doc`
+      : ' (no real .html files of 50–500 KB in /usr/share/doc)') +
     `, ${(bytes / 1e6).toFixed(2)} MB, ${(sizes[0] / 1000).toFixed(0)}–${(sizes[sizes.length - 1] / 1000).toFixed(0)} KB per page`,
 );
 
@@ -93,5 +95,9 @@ for (let i = 0; i < ROUNDS && (i < 3 || performance.now() - started < BUDGET_MS)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const o = median(runs.ours);
 const t = median(runs.theirs);
-console.log(`rounds: ${runs.ours.length}; ours ${runs.ours.map((x) => x.toFixed(1)).join(' ')} MB/s; turndown ${runs.theirs.map((x) => x.toFixed(1)).join(' ')} MB/s (checksum ${sink})`);
-console.log(`RESULT markdown: ${(o / t).toFixed(2)}x turndown throughput (ours ${o.toFixed(1)} MB/s, turndown ${t.toFixed(1)} MB/s)`);
+console.log(
+  `rounds: ${runs.ours.length}; ours ${runs.ours.map((x) => x.toFixed(1)).join(' ')} MB/s; turndown ${runs.theirs.map((x) => x.toFixed(1)).join(' ')} MB/s (checksum ${sink})`,
+);
+console.log(
+  `RESULT markdown: ${(o / t).toFixed(2)}x turndown throughput (ours ${o.toFixed(1)} MB/s, turndown ${t.toFixed(1)} MB/s)`,
+);

@@ -54,7 +54,12 @@ const api = new Pool(svc.url, { connections: CONCURRENCY });
 const auth = { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' };
 
 async function scrape(url: string, maxAge?: number): Promise<string> {
-  const res = await api.request({ method: 'POST', path: '/v2/scrape', headers: auth, body: JSON.stringify({ url, ...(maxAge === undefined ? {} : { maxAge }) }) });
+  const res = await api.request({
+    method: 'POST',
+    path: '/v2/scrape',
+    headers: auth,
+    body: JSON.stringify({ url, ...(maxAge === undefined ? {} : { maxAge }) }),
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`scrape ${url}: ${res.statusCode} ${text.slice(0, 300)}`);
   return text;
@@ -71,12 +76,15 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 async function overhead(): Promise<void> {
   const url = site.url('/large?kb=200');
   const bytes = await raw(url);
-  const first = JSON.parse(await scrape(url, 0)) as { data: { markdown: string; metadata: { cacheState: string; scrapeId: string } } };
+  const first = JSON.parse(await scrape(url, 0)) as {
+    data: { markdown: string; metadata: { cacheState: string; scrapeId: string } };
+  };
   if (first.data.metadata.cacheState !== 'miss') throw new Error('maxAge: 0 did not fetch');
   // Nothing is deferred past the reply: the document can be read back at once.
   const back = await api.request({ method: 'GET', path: `/v2/scrape/${first.data.metadata.scrapeId}`, headers: auth });
@@ -147,9 +155,15 @@ async function overhead(): Promise<void> {
   const mScrape = median(scrapeMs);
   const over = mScrape - mRaw;
   const cpuOver = median(scrapeCpu) - median(rawCpu);
-  console.log(`page: ${(bytes / 1024).toFixed(0)} KB, markdown ${(first.data.markdown.length / 1024).toFixed(0)} KB; ${scrapeMs.length} samples each, sequential, interleaved`);
-  console.log(`raw undici fetch+read: median ${mRaw.toFixed(2)} ms (p90 ${pct(rawMs, 0.9).toFixed(2)}), CPU ${median(rawCpu).toFixed(2)} ms`);
-  console.log(`POST /v2/scrape maxAge 0: median ${mScrape.toFixed(2)} ms (p90 ${pct(scrapeMs, 0.9).toFixed(2)}), CPU ${median(scrapeCpu).toFixed(2)} ms`);
+  console.log(
+    `page: ${(bytes / 1024).toFixed(0)} KB, markdown ${(first.data.markdown.length / 1024).toFixed(0)} KB; ${scrapeMs.length} samples each, sequential, interleaved`,
+  );
+  console.log(
+    `raw undici fetch+read: median ${mRaw.toFixed(2)} ms (p90 ${pct(rawMs, 0.9).toFixed(2)}), CPU ${median(rawCpu).toFixed(2)} ms`,
+  );
+  console.log(
+    `POST /v2/scrape maxAge 0: median ${mScrape.toFixed(2)} ms (p90 ${pct(scrapeMs, 0.9).toFixed(2)}), CPU ${median(scrapeCpu).toFixed(2)} ms`,
+  );
   // CPU time (this process, all threads) is the steadier measure on a busy machine: waiting for
   // a core does not count. The database runs on PGlite's own thread: its CPU is the process's
   // less this thread's; its wall time is how long the scrape waited for its statements.
@@ -159,8 +173,12 @@ async function overhead(): Promise<void> {
       `rest: engine, decoding, validation, JSON, HTTP, fixture site ≈ ${(mMain - median(transformCpu)).toFixed(2)}); ` +
       `other threads (database) ≈ ${(median(scrapeCpu) - mMain).toFixed(2)}; statements' wall time ${median(dbPer).toFixed(2)} ms in ${median(queriesPer)} statements`,
   );
-  console.log(`RESULT scrape-overhead-cpu: 200 KB page, median CPU ${cpuOver.toFixed(2)} ms over a raw fetch = ${(median(scrapeCpu) / median(rawCpu)).toFixed(1)}x raw`);
-  console.log(`RESULT scrape-overhead: 200 KB page, median ${over.toFixed(2)} ms over a raw fetch (bar: ≤ 10 ms) = ${(mScrape / mRaw).toFixed(2)}x raw`);
+  console.log(
+    `RESULT scrape-overhead-cpu: 200 KB page, median CPU ${cpuOver.toFixed(2)} ms over a raw fetch = ${(median(scrapeCpu) / median(rawCpu)).toFixed(1)}x raw`,
+  );
+  console.log(
+    `RESULT scrape-overhead: 200 KB page, median ${over.toFixed(2)} ms over a raw fetch (bar: ≤ 10 ms) = ${(mScrape / mRaw).toFixed(2)}x raw`,
+  );
 }
 
 interface Throughput {
@@ -224,12 +242,18 @@ async function throughputs(): Promise<void> {
   const mean = (xs: Throughput[]) => xs.reduce((a, b) => a + b.pagesPerSec, 0) / xs.length;
   const desc = (name: string, xs: Throughput[]) =>
     `${name}: ${mean(xs).toFixed(0)} pages/s (${xs.map((x) => `${x.count} in ${x.count === TP_REQUESTS ? 'count' : 'time'} bound`).join(', ')}; median latency ${median(xs.map((x) => x.median)).toFixed(1)} ms)`;
-  console.log(`mix of ${paths.length} fixture pages (${paths.join(' ')}), ${CONCURRENCY} concurrent, ≤ ${TP_REQUESTS} requests or ${TP_BUDGET_MS / 1000} s per run, ${TP_ROUNDS} rounds`);
+  console.log(
+    `mix of ${paths.length} fixture pages (${paths.join(' ')}), ${CONCURRENCY} concurrent, ≤ ${TP_REQUESTS} requests or ${TP_BUDGET_MS / 1000} s per run, ${TP_ROUNDS} rounds`,
+  );
   console.log(desc('raw undici fetches', runs.raw));
   console.log(desc('scrape, fetched (maxAge 0)', runs.fresh));
   console.log(desc('scrape, cache hits', runs.cached));
-  console.log(`RESULT scrape-throughput: fetched ${mean(runs.fresh).toFixed(0)} pages/s = ${(mean(runs.fresh) / mean(runs.raw)).toFixed(3)}x raw fetches (${mean(runs.raw).toFixed(0)}/s)`);
-  console.log(`RESULT scrape-throughput-cached: cache hits ${mean(runs.cached).toFixed(0)} pages/s = ${(mean(runs.cached) / mean(runs.raw)).toFixed(3)}x raw fetches`);
+  console.log(
+    `RESULT scrape-throughput: fetched ${mean(runs.fresh).toFixed(0)} pages/s = ${(mean(runs.fresh) / mean(runs.raw)).toFixed(3)}x raw fetches (${mean(runs.raw).toFixed(0)}/s)`,
+  );
+  console.log(
+    `RESULT scrape-throughput-cached: cache hits ${mean(runs.cached).toFixed(0)} pages/s = ${(mean(runs.cached) / mean(runs.raw)).toFixed(3)}x raw fetches`,
+  );
 }
 
 try {

@@ -71,7 +71,10 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   // A scrape's storage finishes after its answer (src/scrape/pending-writes.ts); the team's next
   // request sees it (credits, activity, the stored document). Scrapes themselves do not wait.
   app.addHook('preHandler', async (request) => {
-    const writes = request.caller && !request.routeOptions.config.skipPendingWrites ? stack.scraper.pendingWrites.forTeam(request.caller.teamId) : undefined;
+    const writes =
+      request.caller && !request.routeOptions.config.skipPendingWrites
+        ? stack.scraper.pendingWrites.forTeam(request.caller.teamId)
+        : undefined;
     if (writes) await writes;
   });
 
@@ -83,16 +86,32 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   await app.register(scrapeRoutes, { db, scraper, publicUrl: config.publicUrl });
   await app.register(fileRoutes, { db });
   // Documents are parsed in the stack's worker threads (one pool per process).
-  const uploadParser = new UploadParser({ db, pool: stack.parsePool, llm: stack.llm, llmMaxOutputTokens: config.llm.maxOutputTokens });
+  const uploadParser = new UploadParser({
+    db,
+    pool: stack.parsePool,
+    llm: stack.llm,
+    llmMaxOutputTokens: config.llm.maxOutputTokens,
+  });
   await app.register(parseRoutes, { uploadParser });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {
     // Routes only start crawls and read them; the pages run in the queue's workers.
-    const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log: app.log, allowPrivateNetwork: config.allowPrivateNetwork });
+    const crawler = new Crawler({
+      db,
+      queue,
+      scraper,
+      robots,
+      sitemaps,
+      log: app.log,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+    });
     await app.register(crawlRoutes, { crawler, db, publicUrl: config.publicUrl });
     await app.register(batchScrapeRoutes, { crawler, db, publicUrl: config.publicUrl });
-    await app.register(extractRoutes, { extractor: new Extractor({ db, queue, scraper }), publicUrl: config.publicUrl });
+    await app.register(extractRoutes, {
+      extractor: new Extractor({ db, queue, scraper }),
+      publicUrl: config.publicUrl,
+    });
   }
   return app;
 }

@@ -2,7 +2,15 @@
 // (DATA_DIR or DATABASE_URL); with the embedded database, stop the server first.
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
-import { createApiKey, ensureTeam, findTeamByName, listApiKeys, listTeams, revokeApiKey, setCreditQuota } from './store/teams.ts';
+import {
+  createApiKey,
+  ensureTeam,
+  findTeamByName,
+  listApiKeys,
+  listTeams,
+  revokeApiKey,
+  setCreditQuota,
+} from './store/teams.ts';
 import { openStore } from './runtime.ts';
 import type { Db } from './store/db-types.ts';
 
@@ -62,7 +70,8 @@ export async function runCli(argv: string[], db: Db, out: Out): Promise<void> {
       const team = await findTeamByName(db, values.team);
       if (!team) throw new UsageError(`No team named ${values.team}`);
       const quota = values.credits === 'unlimited' ? null : Number(values.credits);
-      if (quota !== null && !(Number.isInteger(quota) && quota >= 0)) throw new UsageError('--credits must be a whole number >= 0 or "unlimited"');
+      if (quota !== null && !(Number.isInteger(quota) && quota >= 0))
+        throw new UsageError('--credits must be a whole number >= 0 or "unlimited"');
       await setCreditQuota(db, team.id, quota);
       out(`Team "${team.name}": monthly credit quota ${quota ?? 'unlimited'}`);
       return;

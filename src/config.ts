@@ -25,7 +25,10 @@ const defaultRateLimits: Record<RateLimitClass, number> = {
 // "scrape=100,crawl=10": only named classes change; unknown names are an error.
 const rateLimitList = z.string().transform((text, ctx) => {
   const limits = { ...defaultRateLimits };
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name, value] = part.split('=').map((s) => s.trim());
     const perMinute = Number(value);
     if (!(rateLimitClasses as readonly string[]).includes(name) || !Number.isInteger(perMinute) || perMinute < 0) {
@@ -88,7 +91,11 @@ const envSchema = z.object({
   PROXY_URL: z.url({ protocol: /^https?$/ }).optional(),
   PROXY_ENHANCED_URL: z.url({ protocol: /^https?$/ }).optional(),
   GLEANER_PARSE_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
-  SCRAPE_MAX_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  SCRAPE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(25 * 1024 * 1024),
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MEDIA_CONFIG.maxBytes),
   MEDIA_ZDR_MAX_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MEDIA_CONFIG.zdrMaxBytes),
   FFMPEG_PATH: z.string().min(1).default(DEFAULT_MEDIA_CONFIG.ffmpegPath),
@@ -99,8 +106,17 @@ const envSchema = z.object({
   BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
   GLEANER_ADBLOCK_LISTS: z.string().optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  FILE_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24 * 7),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  FILE_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(24 * 7),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -195,14 +211,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const variables = parsed.error.issues.map((i) => String(i.path[0]));
-    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}=${JSON.stringify(present[String(i.path[0])])}: ${i.message}`);
+    const lines = parsed.error.issues.map(
+      (i) => `  ${String(i.path[0])}=${JSON.stringify(present[String(i.path[0])])}: ${i.message}`,
+    );
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`, variables);
   }
   const e = parsed.data;
-  const queueSchema = e.GLEANER_QUEUE_SCHEMA ?? (e.DATABASE_SCHEMA === 'public' ? 'pgboss' : `${e.DATABASE_SCHEMA}_pgboss`);
+  const queueSchema =
+    e.GLEANER_QUEUE_SCHEMA ?? (e.DATABASE_SCHEMA === 'public' ? 'pgboss' : `${e.DATABASE_SCHEMA}_pgboss`);
   if (queueSchema.length > 63 || queueSchema === e.DATABASE_SCHEMA) {
-    const why = queueSchema.length > 63 ? `"${queueSchema}" is longer than 63 characters` : 'it must differ from DATABASE_SCHEMA';
-    throw new ConfigError(`Invalid configuration:\n  GLEANER_QUEUE_SCHEMA=${JSON.stringify(queueSchema)}: ${why}`, ['GLEANER_QUEUE_SCHEMA']);
+    const why =
+      queueSchema.length > 63 ? `"${queueSchema}" is longer than 63 characters` : 'it must differ from DATABASE_SCHEMA';
+    throw new ConfigError(`Invalid configuration:\n  GLEANER_QUEUE_SCHEMA=${JSON.stringify(queueSchema)}: ${why}`, [
+      'GLEANER_QUEUE_SCHEMA',
+    ]);
   }
   const llmConfigured = e.OPENAI_BASE_URL !== undefined || e.OPENAI_API_KEY !== undefined;
   if (e.MODEL_NAME !== undefined && !llmConfigured) {
@@ -245,7 +267,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     chromiumPath: e.CHROMIUM_PATH,
     browserMaxPages: e.BROWSER_MAX_PAGES,
     browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,
-    adblockLists: (e.GLEANER_ADBLOCK_LISTS ?? '').split(',').map((f) => f.trim()).filter(Boolean),
+    adblockLists: (e.GLEANER_ADBLOCK_LISTS ?? '')
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     fileTtlMs: e.FILE_TTL_HOURS * 3_600_000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -323,7 +323,10 @@ export class ScrapeTimeoutError extends ScrapeError {
 
 export class BlockedUrlError extends ScrapeError {
   constructor(message: string) {
-    super('SCRAPE_BLOCKED_URL', `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`);
+    super(
+      'SCRAPE_BLOCKED_URL',
+      `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`,
+    );
   }
 }
 
@@ -437,7 +440,10 @@ export class LlmError extends ApiError {
 /** No endpoint is configured (neither OPENAI_BASE_URL nor OPENAI_API_KEY). */
 export class LlmUnavailableError extends LlmError {
   constructor() {
-    super('LLM_UNAVAILABLE', 'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.');
+    super(
+      'LLM_UNAVAILABLE',
+      'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.',
+    );
   }
 }
 
@@ -477,7 +483,10 @@ export class LlmInvalidOutputError extends LlmError {
   /** Validation problems of the last reply, e.g. `/price: must be number`. */
   readonly problems: string[];
   constructor(problems: string[]) {
-    super('LLM_INVALID_OUTPUT', `The LLM's reply did not match the schema, also after a repair request: ${problems.slice(0, 5).join('; ')}`);
+    super(
+      'LLM_INVALID_OUTPUT',
+      `The LLM's reply did not match the schema, also after a repair request: ${problems.slice(0, 5).join('; ')}`,
+    );
     this.problems = problems;
   }
 }

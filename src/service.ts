@@ -70,7 +70,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
 // Stop accepting requests and fetching jobs, let in-flight requests and jobs finish within the
 // bound, then cut what is left (running jobs are retried later) and close the database, so a
 // restart on the same data loses nothing.
-async function stopGracefully(app: FastifyInstance, queue: JobQueue, db: Db, timeoutMs: number, cleanupJobs: () => Promise<void>): Promise<void> {
+async function stopGracefully(
+  app: FastifyInstance,
+  queue: JobQueue,
+  db: Db,
+  timeoutMs: number,
+  cleanupJobs: () => Promise<void>,
+): Promise<void> {
   const timer = setTimeout(() => {
     app.log.warn({ timeoutMs }, 'shutdown bound reached: closing remaining connections');
     app.server.closeAllConnections();

@@ -12,7 +12,13 @@ test('defaults give a laptop setup: port 3002, ./data, private network blocked',
   assert.equal(c.logLevel, 'info');
   assert.equal(c.rateLimits.scrape, 600);
   assert.deepEqual(c.webhookRetryDelays, [60, 300, 900]);
-  assert.deepEqual(c.media, { maxBytes: 104857600, zdrMaxBytes: 10485760, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', maxProcesses: 2 });
+  assert.deepEqual(c.media, {
+    maxBytes: 104857600,
+    zdrMaxBytes: 10485760,
+    ffmpegPath: 'ffmpeg',
+    ffprobePath: 'ffprobe',
+    maxProcesses: 2,
+  });
 });
 
 test('values are parsed and typed; empty strings count as unset', () => {

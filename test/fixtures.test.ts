@@ -129,7 +129,12 @@ function checkPdf(pdf: Buffer, label: string): { objects: Map<number, string>; t
   assert.ok(text.startsWith('%PDF-1.4\n'), `${label}: header`);
   assert.ok(text.endsWith('%%EOF\n'), `${label}: %%EOF`);
   const sx = text.lastIndexOf('startxref');
-  const xrefAt = Number(text.slice(sx + 'startxref'.length).trim().split(/\s+/)[0]);
+  const xrefAt = Number(
+    text
+      .slice(sx + 'startxref'.length)
+      .trim()
+      .split(/\s+/)[0],
+  );
   assert.equal(text.slice(xrefAt, xrefAt + 5), 'xref\n', `${label}: startxref points at xref`);
   const lines = text.slice(xrefAt).split('\n');
   const [first, count] = lines[1].split(' ').map(Number);
@@ -326,7 +331,9 @@ describe('fixture site', () => {
     const blog2 = await html('/blog/page/2');
     assert.ok(hrefs(blog2).includes('/blog/'));
     const docs = await html('/docs/getting-started');
-    assert.ok(docs.includes('<nav class="docs-sidebar"') && docs.includes('<code class="language-bash">npm install -g gleaner'));
+    assert.ok(
+      docs.includes('<nav class="docs-sidebar"') && docs.includes('<code class="language-bash">npm install -g gleaner'),
+    );
     assert.ok((await html('/docs/api')).includes('<code class="language-json">'));
     const product = await html('/products/widget');
     const ld = JSON.parse(product.match(/<script type="application\/ld\+json">([\s\S]*?)<\/script>/)![1]);
@@ -386,7 +393,10 @@ describe('fixture site', () => {
 
     const pagesXml = await (await get('/sitemap-pages.xml')).text();
     assertWellFormedXml(pagesXml, 'sitemap-pages');
-    assert.deepEqual(locs(pagesXml), sitemapPagePaths.map((p) => site.url(p)));
+    assert.deepEqual(
+      locs(pagesXml),
+      sitemapPagePaths.map((p) => site.url(p)),
+    );
     assert.equal(pagesXml.match(/<lastmod>\d{4}-\d{2}-\d{2}<\/lastmod>/g)?.length, sitemapPagePaths.length);
 
     const gz = await get('/sitemap-articles.xml.gz');
@@ -397,13 +407,19 @@ describe('fixture site', () => {
     const articlesXml = gunzipSync(gzBytes).toString('utf8');
     assertWellFormedXml(articlesXml, 'sitemap-articles');
     assert.ok(articlesXml.includes('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'));
-    assert.deepEqual(locs(articlesXml), sitemapArticlePaths.map((p) => site.url(p)));
+    assert.deepEqual(
+      locs(articlesXml),
+      sitemapArticlePaths.map((p) => site.url(p)),
+    );
     assert.ok(articlesXml.includes('<lastmod>2024-03-05</lastmod>'));
 
     const fullXml = await (await get('/sitemap.xml')).text();
     assertWellFormedXml(fullXml, 'sitemap');
     const all = locs(fullXml);
-    assert.deepEqual(all, [...sitemapPagePaths, ...sitemapArticlePaths].map((p) => site.url(p)));
+    assert.deepEqual(
+      all,
+      [...sitemapPagePaths, ...sitemapArticlePaths].map((p) => site.url(p)),
+    );
     for (const loc of all) assert.equal((await fetch(loc)).status, 200, loc);
   });
 
@@ -603,7 +619,7 @@ describe('fixture site', () => {
     const data = await (await get('/api/spa-data')).json();
     assert.deepEqual(data, { heading: jsText.spaHeading, items: jsText.spaItems });
     assert.ok((await html('/interactive/click-to-load')).includes('<button type="button" id="load-more">'));
-    assert.ok((await html('/interactive/infinite-scroll')).includes('window.addEventListener(\'scroll\''));
+    assert.ok((await html('/interactive/infinite-scroll')).includes("window.addEventListener('scroll'"));
     const form = await html('/interactive/form');
     assert.ok(form.includes('<input id="name"') && form.includes('id="submit"'));
     assert.ok((await html('/interactive/form?name=Ada')).includes('<p id="greeting">Hello, Ada</p>'));
@@ -611,7 +627,9 @@ describe('fixture site', () => {
   });
 
   test('/headers echoes request headers; cookies are set and shown', async () => {
-    const echoed = (await (await get('/headers', { headers: { 'x-gleaner-test': 'yes', 'accept-language': 'fr' } })).json()) as Record<string, string>;
+    const echoed = (await (
+      await get('/headers', { headers: { 'x-gleaner-test': 'yes', 'accept-language': 'fr' } })
+    ).json()) as Record<string, string>;
     assert.equal(echoed['x-gleaner-test'], 'yes');
     assert.equal(echoed['accept-language'], 'fr');
     assert.equal(echoed.host, `127.0.0.1:${site.port}`);
@@ -638,23 +656,65 @@ describe('fixture site', () => {
     const zips: Record<string, [string, string[]]> = {
       '/files/report.docx': [
         'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-        ['[Content_Types].xml', '_rels/.rels', 'word/document.xml', 'word/_rels/document.xml.rels', 'word/styles.xml', 'word/numbering.xml'],
+        [
+          '[Content_Types].xml',
+          '_rels/.rels',
+          'word/document.xml',
+          'word/_rels/document.xml.rels',
+          'word/styles.xml',
+          'word/numbering.xml',
+        ],
       ],
       '/files/report.xlsx': [
         'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-        ['[Content_Types].xml', '_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/worksheets/sheet1.xml', 'xl/worksheets/sheet2.xml', 'xl/sharedStrings.xml'],
+        [
+          '[Content_Types].xml',
+          '_rels/.rels',
+          'xl/workbook.xml',
+          'xl/_rels/workbook.xml.rels',
+          'xl/worksheets/sheet1.xml',
+          'xl/worksheets/sheet2.xml',
+          'xl/sharedStrings.xml',
+        ],
       ],
       '/files/slides.pptx': [
         'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-        ['[Content_Types].xml', 'ppt/presentation.xml', 'ppt/slides/slide1.xml', 'ppt/slides/slide2.xml', 'ppt/slides/slide3.xml', 'ppt/notesSlides/notesSlide2.xml', 'ppt/slideMasters/slideMaster1.xml', 'ppt/slideLayouts/slideLayout1.xml', 'ppt/theme/theme1.xml'],
+        [
+          '[Content_Types].xml',
+          'ppt/presentation.xml',
+          'ppt/slides/slide1.xml',
+          'ppt/slides/slide2.xml',
+          'ppt/slides/slide3.xml',
+          'ppt/notesSlides/notesSlide2.xml',
+          'ppt/slideMasters/slideMaster1.xml',
+          'ppt/slideLayouts/slideLayout1.xml',
+          'ppt/theme/theme1.xml',
+        ],
       ],
       '/files/book.epub': [
         'application/epub+zip',
-        ['mimetype', 'META-INF/container.xml', 'OEBPS/content.opf', 'OEBPS/nav.xhtml', 'OEBPS/chapter1.xhtml', 'OEBPS/chapter2.xhtml', 'OEBPS/chapter3.xhtml'],
+        [
+          'mimetype',
+          'META-INF/container.xml',
+          'OEBPS/content.opf',
+          'OEBPS/nav.xhtml',
+          'OEBPS/chapter1.xhtml',
+          'OEBPS/chapter2.xhtml',
+          'OEBPS/chapter3.xhtml',
+        ],
       ],
-      '/files/document.odt': ['application/vnd.oasis.opendocument.text', ['mimetype', 'META-INF/manifest.xml', 'content.xml']],
-      '/files/spreadsheet.ods': ['application/vnd.oasis.opendocument.spreadsheet', ['mimetype', 'META-INF/manifest.xml', 'content.xml']],
-      '/files/presentation.odp': ['application/vnd.oasis.opendocument.presentation', ['mimetype', 'META-INF/manifest.xml', 'content.xml']],
+      '/files/document.odt': [
+        'application/vnd.oasis.opendocument.text',
+        ['mimetype', 'META-INF/manifest.xml', 'content.xml'],
+      ],
+      '/files/spreadsheet.ods': [
+        'application/vnd.oasis.opendocument.spreadsheet',
+        ['mimetype', 'META-INF/manifest.xml', 'content.xml'],
+      ],
+      '/files/presentation.odp': [
+        'application/vnd.oasis.opendocument.presentation',
+        ['mimetype', 'META-INF/manifest.xml', 'content.xml'],
+      ],
     };
     const entriesByPath: Record<string, Map<string, string>> = {};
     for (const [path, [type, required]] of Object.entries(zips)) {
@@ -682,19 +742,29 @@ describe('fixture site', () => {
     }
     const docx = entriesByPath['/files/report.docx'].get('word/document.xml')!;
     for (const h of documentTexts.docx.headings) assert.ok(docx.includes(`>${h.text}<`), h.text);
-    assert.ok(docx.includes('<w:numId w:val="1"/>') && docx.includes('<w:tbl>') && docx.includes('<w:hyperlink r:id="rId3"'));
-    assert.ok(entriesByPath['/files/report.docx'].get('word/_rels/document.xml.rels')!.includes(documentTexts.docx.link.href));
+    assert.ok(
+      docx.includes('<w:numId w:val="1"/>') && docx.includes('<w:tbl>') && docx.includes('<w:hyperlink r:id="rId3"'),
+    );
+    assert.ok(
+      entriesByPath['/files/report.docx'].get('word/_rels/document.xml.rels')!.includes(documentTexts.docx.link.href),
+    );
     const workbook = entriesByPath['/files/report.xlsx'].get('xl/workbook.xml')!;
     assert.ok(workbook.includes('<sheet name="Sales"') && workbook.includes('<sheet name="Inventory"'));
     const shared = entriesByPath['/files/report.xlsx'].get('xl/sharedStrings.xml')!;
     for (const s of ['Region', 'North', 'WID-001', 'In Stock']) assert.ok(shared.includes(`>${s}<`), s);
-    assert.ok(entriesByPath['/files/report.xlsx'].get('xl/worksheets/sheet1.xml')!.includes('<f>SUM(D2:D5)</f><v>9396.5</v>'));
+    assert.ok(
+      entriesByPath['/files/report.xlsx'].get('xl/worksheets/sheet1.xml')!.includes('<f>SUM(D2:D5)</f><v>9396.5</v>'),
+    );
     const pptx = entriesByPath['/files/slides.pptx'];
-    documentTexts.pptx.slides.forEach((s, i) => assert.ok(pptx.get(`ppt/slides/slide${i + 1}.xml`)!.includes(`<a:t>${s.title}</a:t>`)));
+    documentTexts.pptx.slides.forEach((s, i) =>
+      assert.ok(pptx.get(`ppt/slides/slide${i + 1}.xml`)!.includes(`<a:t>${s.title}</a:t>`)),
+    );
     assert.ok(pptx.get('ppt/notesSlides/notesSlide2.xml')!.includes(documentTexts.pptx.slides[1].notes!));
     const epub = entriesByPath['/files/book.epub'];
     assert.match(epub.get('OEBPS/content.opf')!, /<spine toc="ncx"><itemref idref="ch1"\/>/);
-    documentTexts.epub.chapters.forEach((c, i) => assert.ok(epub.get(`OEBPS/chapter${i + 1}.xhtml`)!.includes(`<h1>${c.title}</h1>`)));
+    documentTexts.epub.chapters.forEach((c, i) =>
+      assert.ok(epub.get(`OEBPS/chapter${i + 1}.xhtml`)!.includes(`<h1>${c.title}</h1>`)),
+    );
 
     // PDF, corrupt PDF, misleading names and types.
     const [pdfType, pdf] = await file('/files/report.pdf');
@@ -747,7 +817,9 @@ describe('fixture site', () => {
     const { objects, trailer } = checkPdf(report, 'report.pdf');
     assert.match(trailer, /\/Info 5 0 R/);
     const info = objects.get(5)!;
-    assert.ok(info.includes(`/Title (${documentTexts.pdf.title})`) && info.includes(`/Author (${documentTexts.pdf.author})`));
+    assert.ok(
+      info.includes(`/Title (${documentTexts.pdf.title})`) && info.includes(`/Author (${documentTexts.pdf.author})`),
+    );
     assert.match(objects.get(2)!, /\/Type \/Pages \/Kids \[6 0 R 8 0 R 10 0 R\] \/Count 3/);
     assert.ok(objects.get(3)!.includes('/BaseFont /Helvetica '));
     const page1 = streamData(objects.get(7)!).toString('latin1');
@@ -778,10 +850,17 @@ describe('fixture site', () => {
       () => 'failed',
     );
     const trickle = fetch(other.url('/slow-body?ms=60000')).then(
-      (r) => r.text().then(() => 'answered', () => 'failed'),
+      (r) =>
+        r.text().then(
+          () => 'answered',
+          () => 'failed',
+        ),
       () => 'failed',
     );
-    await other.requested('both slow requests', () => other.requests.filter((r) => r.path.startsWith('/slow')).length >= 2);
+    await other.requested(
+      'both slow requests',
+      () => other.requests.filter((r) => r.path.startsWith('/slow')).length >= 2,
+    );
     const t0 = Date.now();
     await other.close();
     assert.ok(Date.now() - t0 < 1000, `close took ${Date.now() - t0} ms`);

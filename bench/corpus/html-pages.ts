@@ -9,7 +9,6 @@ export interface CorpusPage {
   html: string;
 }
 
-
 const WORDS = (
   'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were ' +
   'her she there been one all we their has would when if so no will can more other its about into them than some could ' +
@@ -51,11 +50,13 @@ class Gen {
       const roll = this.r();
       if (roll < 0.15) s = s.replace(/ (\w+) /, ' <strong>$1</strong> ');
       else if (roll < 0.25) s = s.replace(/ (\w+) /, ' <em>$1</em> ');
-      else if (roll < 0.45) s = s.replace(/ (\w+ \w+) /, ` <a href="/${this.pick(WORDS)}/${this.int(1, 999)}" class="link">$1</a> `);
+      else if (roll < 0.45)
+        s = s.replace(/ (\w+ \w+) /, ` <a href="/${this.pick(WORDS)}/${this.int(1, 999)}" class="link">$1</a> `);
       else if (roll < 0.52) s = s.replace(/ (\w+) /, ' <code>$1_v' + this.int(1, 9) + '</code> ');
       else if (roll < 0.56) s = s.replace(/ (\w+) /, ' $1&nbsp;&amp;&nbsp;co ');
       else if (roll < 0.6) s = s.replace(/ (\w+) /, ' <span class="hl">$1</span> ');
-      else if (roll < 0.62) s += ' (see <a href="https://other.example.org/ref?id=' + this.int(1, 99999) + '&amp;x=1">ref</a>)';
+      else if (roll < 0.62)
+        s += ' (see <a href="https://other.example.org/ref?id=' + this.int(1, 99999) + '&amp;x=1">ref</a>)';
       else if (roll < 0.64) s += ' 2 * 3 = 6, snake_case_name, [note]';
       parts.push(s);
     }
@@ -111,11 +112,13 @@ class Gen {
   }
 }
 
-const ICON = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path d="M12 2L2 7l10 5 10-5-10-5zm0 9l2.5-1.25L12 8.5l-2.5 1.25L12 11z"/></svg>';
+const ICON =
+  '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path d="M12 2L2 7l10 5 10-5-10-5zm0 9l2.5-1.25L12 8.5l-2.5 1.25L12 11z"/></svg>';
 
 function boilerplateHead(g: Gen, title: string): string {
   let s = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>\n`;
-  s += '<meta name="viewport" content="width=device-width, initial-scale=1">\n<link rel="stylesheet" href="/assets/site.css">\n';
+  s +=
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n<link rel="stylesheet" href="/assets/site.css">\n';
   s += `<style>${'.c{color:#333;margin:0 auto;padding:4px 8px}'.repeat(g.int(20, 60))}</style>\n`;
   s += `<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}${'gtag("event","x",{a:1});'.repeat(g.int(10, 40))}</script>\n`;
   return s + '</head>\n<body class="page">\n';
@@ -124,8 +127,12 @@ function boilerplateHead(g: Gen, title: string): string {
 function nav(g: Gen): string {
   let s = '<header class="site-header"><nav class="nav"><ul class="menu">';
   const n = g.int(8, 20);
-  for (let i = 0; i < n; i++) s += `<li class="menu-item"><a href="/section/${g.pick(WORDS)}">${ICON}<span>${g.words(1)}</span></a></li>`;
-  return s + '</ul><form class="search"><input type="search" name="q" placeholder="Search"><button>Go</button></form></nav></header>\n';
+  for (let i = 0; i < n; i++)
+    s += `<li class="menu-item"><a href="/section/${g.pick(WORDS)}">${ICON}<span>${g.words(1)}</span></a></li>`;
+  return (
+    s +
+    '</ul><form class="search"><input type="search" name="q" placeholder="Search"><button>Go</button></form></nav></header>\n'
+  );
 }
 
 function footer(g: Gen): string {
@@ -177,7 +184,8 @@ function forum(g: Gen, target: number): string {
     n++;
     s += `<div class="post" id="p${n}"><div class="author"><img src="/avatars/${n}.png" alt=""><a href="/u/${g.pick(WORDS)}">${g.pick(WORDS)}${n}</a><span class="rank">Member</span></div>`;
     s += `<div class="body">`;
-    if (n > 1 && g.chance(0.3)) s += `<blockquote class="quote"><cite>${g.pick(WORDS)} wrote:</cite><p>${g.inline(1)}</p></blockquote>`;
+    if (n > 1 && g.chance(0.3))
+      s += `<blockquote class="quote"><cite>${g.pick(WORDS)} wrote:</cite><p>${g.inline(1)}</p></blockquote>`;
     for (let i = g.int(1, 4); i > 0; i--) s += g.paragraph();
     if (g.chance(0.15)) s += `<pre><code>${g.words(8)}\n  ${g.words(5)}</code></pre>`;
     s += `</div><div class="actions"><button>Reply</button><button>Like</button><a href="/report/${n}">Report</a></div></div>\n`;
@@ -193,7 +201,8 @@ function product(g: Gen, target: number): string {
   s += `<h2>Specifications</h2>${g.table(g.int(8, 20), 2)}</div>\n<section class="reviews"><h2>Reviews</h2>\n`;
   while (s.length < target * 0.85) {
     s += `<div class="review"><span class="stars" aria-label="4 stars">★★★★☆</span><h3>${g.words(4)}</h3>${g.paragraph()}<p class="meta">${g.words(3)} · <a href="/helpful">Helpful</a></p></div>\n`;
-    if (g.chance(0.1)) s += `<div class="carousel"><ul>${Array.from({ length: 6 }, () => `<li><a href="/p/${g.int(1, 9999)}">${g.image()}<span>${g.words(3)}</span></a></li>`).join('')}</ul></div>`;
+    if (g.chance(0.1))
+      s += `<div class="carousel"><ul>${Array.from({ length: 6 }, () => `<li><a href="/p/${g.int(1, 9999)}">${g.image()}<span>${g.words(3)}</span></a></li>`).join('')}</ul></div>`;
   }
   return s + '</section></main>\n' + footer(g);
 }
@@ -207,7 +216,8 @@ function blog(g: Gen, target: number): string {
     else if (roll < 0.18) s += g.list();
     else if (roll < 0.24) s += g.code();
     else if (roll < 0.28) s += `<figure>${g.image()}<figcaption>${g.sentence()}</figcaption></figure>\n`;
-    else if (roll < 0.31) s += `<ul class="tasks"><li><input type="checkbox" checked> ${g.words(3)}</li><li><input type="checkbox"> ${g.words(3)}</li></ul>\n`;
+    else if (roll < 0.31)
+      s += `<ul class="tasks"><li><input type="checkbox" checked> ${g.words(3)}</li><li><input type="checkbox"> ${g.words(3)}</li></ul>\n`;
     else if (roll < 0.33) s += `<hr>\n`;
     else if (roll < 0.36) s += `<p>${g.words(5)}<br>${g.words(5)}<br>${g.words(4)}</p>\n`;
   }
@@ -217,7 +227,8 @@ function blog(g: Gen, target: number): string {
 function wiki(g: Gen, target: number): string {
   let s = boilerplateHead(g, 'Wiki: ' + g.words(2)) + nav(g) + `<main id="content"><h1>${g.words(3)}</h1>\n`;
   s += `<table class="infobox"><tr><th colspan="2">${g.words(2)}</th></tr>`;
-  for (let i = 0; i < 12; i++) s += `<tr><th>${g.words(1)}</th><td><a href="/wiki/${g.pick(WORDS)}_(${g.pick(WORDS)})">${g.words(2)}</a></td></tr>`;
+  for (let i = 0; i < 12; i++)
+    s += `<tr><th>${g.words(1)}</th><td><a href="/wiki/${g.pick(WORDS)}_(${g.pick(WORDS)})">${g.words(2)}</a></td></tr>`;
   s += '</table>\n<div class="toc"><ol>';
   for (let i = 1; i <= 12; i++) s += `<li><a href="#s${i}">${i} ${g.words(2)}</a></li>`;
   s += '</ol></div>\n';
@@ -225,7 +236,8 @@ function wiki(g: Gen, target: number): string {
     s += `<h2><span class="mw-headline" id="s">${g.words(3)}</span><span class="edit">[<a href="/edit">edit</a>]</span></h2>\n`;
     for (let i = g.int(2, 5); i > 0; i--) {
       let p = '<p>';
-      for (let j = g.int(3, 8); j > 0; j--) p += `${g.words(g.int(3, 10))} <a href="/wiki/${g.pick(WORDS)}" title="${g.words(2)}">${g.words(g.int(1, 3))}</a>`;
+      for (let j = g.int(3, 8); j > 0; j--)
+        p += `${g.words(g.int(3, 10))} <a href="/wiki/${g.pick(WORDS)}" title="${g.words(2)}">${g.words(g.int(1, 3))}</a>`;
       s += p + `<sup class="reference"><a href="#cite-${g.int(1, 300)}">[${g.int(1, 300)}]</a></sup>.</p>\n`;
     }
     if (g.chance(0.4)) s += g.table(g.int(5, 25), g.int(3, 7));

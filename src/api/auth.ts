@@ -52,6 +52,9 @@ function subprotocolKey(request: FastifyRequest): string | undefined {
   if (request.headers.upgrade?.toLowerCase() !== 'websocket') return undefined;
   const value = request.headers['sec-websocket-protocol'];
   if (typeof value !== 'string') return undefined;
-  const protocols = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const protocols = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   return protocols.find((p) => p.startsWith('fc-')) ?? protocols[0];
 }

@@ -37,7 +37,12 @@ const fastifyCodes: Record<string, HttpErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
 };
 
-export function sendError(reply: FastifyReply, status: number, body: ErrorBody, headers?: Record<string, string>): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  body: ErrorBody,
+  headers?: Record<string, string>,
+): FastifyReply {
   if (headers) reply.headers(headers);
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }

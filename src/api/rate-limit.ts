@@ -3,7 +3,12 @@
 // them. The embedded PGlite database belongs to one process (DATA_DIR is locked), so there the
 // counters live in memory: the same limits, without a database write per request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Db } from '../store/db-types.ts';
 import './types.ts';

@@ -108,12 +108,18 @@ export async function createBillableJob(db: Queryable, job: NewJob, needed: numb
     ],
   );
   const row = rows[0];
-  if (!row?.id) throw new InsufficientCreditsError(needed, row && row.quota !== null ? Math.max(row.quota - row.used, 0) : 0);
+  if (!row?.id)
+    throw new InsufficientCreditsError(needed, row && row.quota !== null ? Math.max(row.quota - row.used, 0) : 0);
   const { quota: _q, used: _u, ...created } = row;
   return created as Job;
 }
 
-export async function chargeCredits(db: Queryable, caller: Pick<Caller, 'teamId' | 'keyId'>, jobId: string | null, credits: number): Promise<void> {
+export async function chargeCredits(
+  db: Queryable,
+  caller: Pick<Caller, 'teamId' | 'keyId'>,
+  jobId: string | null,
+  credits: number,
+): Promise<void> {
   if (credits <= 0) return;
   await recordUsage(db, 'credits', { teamId: caller.teamId, apiKeyId: caller.keyId, jobId, amount: credits });
 }

@@ -14,18 +14,34 @@ export const batchScrapeRequest = z
       .array(z.string().max(8192))
       .min(1)
       .max(BATCH_MAX_URLS)
-      .describe('Pages to scrape, in the order their documents are returned (a bare host name gets https://); a URL listed twice is scraped twice'),
+      .describe(
+        'Pages to scrape, in the order their documents are returned (a bare host name gets https://); a URL listed twice is scraped twice',
+      ),
     ...scrapeOptionsShape,
     webhook: crawlWebhook('batch_scrape'),
-    ignoreInvalidURLs: z.boolean().default(false).describe('Leave invalid URLs out (listed in invalidURLs) instead of answering 400'),
-    maxConcurrency: z.number().int().min(1).max(100).optional().describe('Pages of this batch scraped at once per worker process'),
-    appendToId: z.uuid().optional().describe('Add the URLs to this running batch scrape of the team instead of starting one'),
+    ignoreInvalidURLs: z
+      .boolean()
+      .default(false)
+      .describe('Leave invalid URLs out (listed in invalidURLs) instead of answering 400'),
+    maxConcurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Pages of this batch scraped at once per worker process'),
+    appendToId: z
+      .uuid()
+      .optional()
+      .describe('Add the URLs to this running batch scrape of the team instead of starting one'),
     idempotencyKey: z
       .string()
       .min(1)
       .max(200)
       .optional()
-      .describe('Repeating a request with the same key returns the first one\'s batch instead of starting another (also header x-idempotency-key)'),
+      .describe(
+        "Repeating a request with the same key returns the first one's batch instead of starting another (also header x-idempotency-key)",
+      ),
     ...clientLabels,
   })
   .strict()

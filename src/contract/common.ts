@@ -27,9 +27,7 @@ export const authErrors = {
 } as const;
 
 /** Query-string booleans: clients send `true`/`false` (and sometimes 1/0). */
-export const queryBoolean = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+export const queryBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const uuidParam = z.uuid();
 

@@ -24,15 +24,29 @@ export const extractRequest = z
           `found with a map of the site (at most ${EXTRACT_GLOB_MAX_PAGES} per glob; ${EXTRACT_MAX_PAGES} pages per extract in all)`,
       ),
     prompt: z.string().max(10_000).optional().describe('What to extract (at least one of prompt and schema)'),
-    schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the result (at least one of prompt and schema)'),
+    schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('JSON Schema of the result (at least one of prompt and schema)'),
     enableWebSearch: z.boolean().default(false).describe('Refused when true: no search backend is configured'),
-    ignoreSitemap: z.boolean().default(false).describe('Globs: do not read the site\'s sitemaps when listing its pages'),
-    includeSubdomains: z.boolean().default(true).describe("Globs: also list pages on other hosts of the URL's registrable domain"),
-    showSources: z.boolean().default(false).describe('Add `sources` to the status: the URLs of the pages the data was extracted from'),
+    ignoreSitemap: z.boolean().default(false).describe("Globs: do not read the site's sitemaps when listing its pages"),
+    includeSubdomains: z
+      .boolean()
+      .default(true)
+      .describe("Globs: also list pages on other hosts of the URL's registrable domain"),
+    showSources: z
+      .boolean()
+      .default(false)
+      .describe('Add `sources` to the status: the URLs of the pages the data was extracted from'),
     scrapeOptions: crawlScrapeOptions
       .prefault({})
-      .describe('Applied to every page (as POST /v2/scrape); `formats` is ignored: extraction reads the markdown (and the HTML\'s structured data)'),
-    ignoreInvalidURLs: z.boolean().default(true).describe('Leave invalid URLs out (listed in invalidURLs) instead of answering 400'),
+      .describe(
+        "Applied to every page (as POST /v2/scrape); `formats` is ignored: extraction reads the markdown (and the HTML's structured data)",
+      ),
+    ignoreInvalidURLs: z
+      .boolean()
+      .default(true)
+      .describe('Leave invalid URLs out (listed in invalidURLs) instead of answering 400'),
     ...clientLabels,
   })
   .strict()
@@ -52,11 +66,19 @@ export const extractStatus = z
     status: z.enum(['processing', 'completed', 'failed', 'cancelled']),
     data: z.unknown().optional().describe('The extracted JSON (when completed)'),
     error: z.string().optional().describe('Why the extract failed'),
-    warning: z.string().optional().describe('How the data was produced when not by the LLM alone (no LLM configured, LLM failure, pages that failed)'),
+    warning: z
+      .string()
+      .optional()
+      .describe(
+        'How the data was produced when not by the LLM alone (no LLM configured, LLM failure, pages that failed)',
+      ),
     expiresAt: z.string().describe('When the result stops being readable (24 h after the request)'),
     tokensUsed: z.number().int().optional().describe('LLM tokens of this extract (also in the token ledger)'),
     creditsUsed: z.number().int().optional().describe('Credits charged: one per page scraped'),
-    sources: z.array(z.string()).optional().describe('With showSources: the URLs of the pages the data was extracted from'),
+    sources: z
+      .array(z.string())
+      .optional()
+      .describe('With showSources: the URLs of the pages the data was extracted from'),
   })
   .meta({ id: 'ExtractStatus' });
 

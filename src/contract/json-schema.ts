@@ -6,7 +6,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS with a default export: Node hands us module.exports, TypeScript the namespace.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 
 // strict: false: callers' schemas come from the wild (unknown keywords, `title` everywhere, etc.).
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: true, validateFormats: true }));

@@ -21,8 +21,14 @@ export const mapRequest = z
       .enum(['include', 'skip', 'only'])
       .default('include')
       .describe('include: sitemaps plus links found on the site; skip: ignore sitemaps; only: only sitemap URLs'),
-    includeSubdomains: z.boolean().default(true).describe("Also list other hosts of the URL's registrable domain (blog.example.com for example.com)"),
-    ignoreQueryParameters: z.boolean().default(true).describe('Drop query strings, so URLs differing only by their query are listed once'),
+    includeSubdomains: z
+      .boolean()
+      .default(true)
+      .describe("Also list other hosts of the URL's registrable domain (blog.example.com for example.com)"),
+    ignoreQueryParameters: z
+      .boolean()
+      .default(true)
+      .describe('Drop query strings, so URLs differing only by their query are listed once'),
     limit: z.number().int().min(1).max(MAP_MAX_LIMIT).default(MAP_DEFAULT_LIMIT).describe('Most links returned'),
     timeout: z
       .number()
@@ -36,7 +42,10 @@ export const mapRequest = z
       ),
     location: z
       .object({
-        country: z.string().regex(/^[A-Za-z]{2}$/).default('US'),
+        country: z
+          .string()
+          .regex(/^[A-Za-z]{2}$/)
+          .default('US'),
         languages: z.array(z.string().min(2).max(35)).max(20).optional(),
       })
       .strict()

@@ -34,14 +34,24 @@ export type ParseOptionsInput = z.infer<typeof parseOptions>;
 const provider = z.object({
   id: z.string().describe('gleaner-<kind>, e.g. gleaner-pdf'),
   creditsCost: z.number(),
-  steps: z.array(z.object({ provider: z.string().describe('text-layer, ocr, docx, xlsx, html, base64…'), status: z.string(), creditsCost: z.number() })),
+  steps: z.array(
+    z.object({
+      provider: z.string().describe('text-layer, ocr, docx, xlsx, html, base64…'),
+      status: z.string(),
+      creditsCost: z.number(),
+    }),
+  ),
 });
 
-export const parseMetadata = metadata.extend({ provider: provider.optional(), author: z.string().optional() }).meta({ id: 'ParseMetadata' });
+export const parseMetadata = metadata
+  .extend({ provider: provider.optional(), author: z.string().optional() })
+  .meta({ id: 'ParseMetadata' });
 
-export const parseDocumentSchema = scrapeDocument
-  .extend({ metadata: parseMetadata })
-  .meta({ id: 'ParseDocument' });
+export const parseDocumentSchema = scrapeDocument.extend({ metadata: parseMetadata }).meta({ id: 'ParseDocument' });
 export type ParseDocumentOutput = z.infer<typeof parseDocumentSchema>;
 
-export const parseResponse = z.object({ success: z.literal(true), data: parseDocumentSchema, warning: z.string().optional() });
+export const parseResponse = z.object({
+  success: z.literal(true),
+  data: parseDocumentSchema,
+  warning: z.string().optional(),
+});

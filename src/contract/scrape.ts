@@ -42,13 +42,43 @@ const simpleFormats = [
   'attributes',
 ] as const;
 
-const viewport = z.object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) }).strict();
+const viewport = z
+  .object({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(7680) })
+  .strict();
 
 const formatObject = z.discriminatedUnion('type', [
-  z.object({ type: z.enum(['markdown', 'html', 'rawHtml', 'rawBase64', 'links', 'images', 'summary', 'product', 'menu', 'branding', 'audio', 'video']) }).strict(),
-  z.object({ type: z.literal('json'), schema: z.record(z.string(), z.unknown()).optional(), prompt: z.string().max(10_000).optional() }).strict(),
   z
-    .object({ type: z.literal('screenshot'), fullPage: z.boolean().optional(), quality: z.number().int().min(0).max(100).optional(), viewport: viewport.optional() })
+    .object({
+      type: z.enum([
+        'markdown',
+        'html',
+        'rawHtml',
+        'rawBase64',
+        'links',
+        'images',
+        'summary',
+        'product',
+        'menu',
+        'branding',
+        'audio',
+        'video',
+      ]),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('json'),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      prompt: z.string().max(10_000).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('screenshot'),
+      fullPage: z.boolean().optional(),
+      quality: z.number().int().min(0).max(100).optional(),
+      viewport: viewport.optional(),
+    })
     .strict(),
   z
     .object({
@@ -62,12 +92,21 @@ const formatObject = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('attributes'),
-      selectors: z.array(z.object({ selector: z.string().min(1).max(1000), attribute: z.string().min(1).max(200) }).strict()).min(1).max(100),
+      selectors: z
+        .array(z.object({ selector: z.string().min(1).max(1000), attribute: z.string().min(1).max(200) }).strict())
+        .min(1)
+        .max(100),
     })
     .strict(),
   z.object({ type: z.literal('question'), question: z.string().min(1).max(10_000) }).strict(),
   z.object({ type: z.literal('highlights'), query: z.string().min(1).max(10_000) }).strict(),
-  z.object({ type: z.literal('query'), prompt: z.string().min(1).max(10_000), mode: z.enum(['freeform', 'directQuote']).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('query'),
+      prompt: z.string().min(1).max(10_000),
+      mode: z.enum(['freeform', 'directQuote']).optional(),
+    })
+    .strict(),
 ]);
 
 export const scrapeFormat = z.union([z.enum(simpleFormats), formatObject]);
@@ -93,7 +132,6 @@ export const redactOptions = z
   })
   .strict();
 
-
 /** Scrape options shared by scrape, batch scrape and crawl `scrapeOptions`. */
 export const scrapeOptionsShape = {
   formats: z.array(scrapeFormat).max(20).optional().describe('Output formats; default ["markdown"]'),
@@ -101,7 +139,12 @@ export const scrapeOptionsShape = {
   onlyCleanContent: z.boolean().default(false),
   includeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to keep'),
   excludeTags: z.array(z.string().min(1).max(1000)).max(100).optional().describe('CSS selectors of the parts to drop'),
-  maxAge: z.number().int().min(0).optional().describe(`Serve a cached copy younger than this (ms); default ${DEFAULT_MAX_AGE_MS}, 2 years under lockdown`),
+  maxAge: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(`Serve a cached copy younger than this (ms); default ${DEFAULT_MAX_AGE_MS}, 2 years under lockdown`),
   minAge: z
     .number()
     .int()
@@ -117,9 +160,19 @@ export const scrapeOptionsShape = {
   skipTlsVerification: z.boolean().default(true),
   timeout: z.number().int().min(1000).max(300_000).default(60_000).describe('ms'),
   parsers: z.array(z.union([z.literal('pdf'), pdfParser, z.object({ type: z.literal('image') }).strict()])).optional(),
-  actions: z.array(browserActionSchema).max(50).optional().describe('Run in the browser, in order, before the content is read'),
+  actions: z
+    .array(browserActionSchema)
+    .max(50)
+    .optional()
+    .describe('Run in the browser, in order, before the content is read'),
   location: z
-    .object({ country: z.string().regex(/^[A-Za-z]{2}$/).default('US'), languages: z.array(z.string().min(2).max(35)).max(20).optional() })
+    .object({
+      country: z
+        .string()
+        .regex(/^[A-Za-z]{2}$/)
+        .default('US'),
+      languages: z.array(z.string().min(2).max(35)).max(20).optional(),
+    })
     .strict()
     .optional(),
   removeBase64Images: z.boolean().default(true),
@@ -128,7 +181,10 @@ export const scrapeOptionsShape = {
   storeInCache: z.boolean().default(true),
   lockdown: z.boolean().default(false),
   redactPII: z.union([z.boolean(), redactOptions]).default(false),
-  profile: z.object({ name: z.string().min(1).max(200), saveChanges: z.boolean().optional() }).strict().optional(),
+  profile: z
+    .object({ name: z.string().min(1).max(200), saveChanges: z.boolean().optional() })
+    .strict()
+    .optional(),
   zeroDataRetention: z.boolean().default(false),
   fastMode: z.boolean().optional(),
   checkPromptInjection: z.boolean().optional(),
@@ -188,7 +244,9 @@ const documentBlock = z.object({
   ),
 });
 
-const price = z.object({ amount: z.number(), currency: z.string().optional(), formatted: z.string().optional() }).meta({ id: 'Price' });
+const price = z
+  .object({ amount: z.number(), currency: z.string().optional(), formatted: z.string().optional() })
+  .meta({ id: 'Price' });
 const imageRef = z.object({ url: z.string(), alt: z.string().optional() });
 const availability = z.object({ inStock: z.boolean(), text: z.string() });
 
@@ -249,16 +307,36 @@ export const menuOutput = z
 
 const changeTrackingOutput = z
   .object({
-    previousScrapeAt: z.string().nullable().describe("This team's previous scrape of the URL (per tag); null for the first"),
+    previousScrapeAt: z
+      .string()
+      .nullable()
+      .describe("This team's previous scrape of the URL (per tag); null for the first"),
     changeStatus: z.enum(['new', 'same', 'changed', 'removed']),
     visibility: z.enum(['visible', 'hidden']),
-    diff: z.string().optional().describe('mode git-diff: unified diff of the markdown, previous → current (empty when the same)'),
-    json: z.record(z.string(), z.object({ previous: z.unknown(), current: z.unknown() })).optional().describe('mode json: fields whose value changed'),
+    diff: z
+      .string()
+      .optional()
+      .describe('mode git-diff: unified diff of the markdown, previous → current (empty when the same)'),
+    json: z
+      .record(z.string(), z.object({ previous: z.unknown(), current: z.unknown() }))
+      .optional()
+      .describe('mode json: fields whose value changed'),
   })
   .meta({ id: 'ChangeTracking' });
 
 const styleRecord = z.object({}).loose();
-const colorNames = ['primary', 'secondary', 'accent', 'background', 'textPrimary', 'textSecondary', 'link', 'success', 'warning', 'error'] as const;
+const colorNames = [
+  'primary',
+  'secondary',
+  'accent',
+  'background',
+  'textPrimary',
+  'textSecondary',
+  'link',
+  'success',
+  'warning',
+  'error',
+] as const;
 const brandingOutput = z
   .object({
     colorScheme: z.string().optional(),
@@ -287,7 +365,7 @@ export const scrapeDocument = z
     product: productOutput.optional(),
     menu: menuOutput.optional(),
     changeTracking: changeTrackingOutput.optional(),
-    branding: brandingOutput.optional().describe('format branding: from the rendered page\'s computed styles'),
+    branding: brandingOutput.optional().describe("format branding: from the rendered page's computed styles"),
     html: z.string().optional(),
     rawHtml: z.string().optional(),
     rawBase64: z.string().optional(),
@@ -295,10 +373,15 @@ export const scrapeDocument = z
       .array(z.object({ pageNumber: z.number().int(), markdown: z.string() }))
       .optional()
       .describe('Per-page markdown of a document (parsers [{type: "pdf", pages: true}]; slides of a presentation)'),
-    blocks: z.array(documentBlock).optional().describe('Layout items per page of a PDF (parsers [{type: "pdf", blocks: true}])'),
+    blocks: z
+      .array(documentBlock)
+      .optional()
+      .describe('Layout items per page of a PDF (parsers [{type: "pdf", blocks: true}])'),
     links: z.array(z.string()).optional(),
     images: z.array(z.string()).optional(),
-    attributes: z.array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) })).optional(),
+    attributes: z
+      .array(z.object({ selector: z.string(), attribute: z.string(), values: z.array(z.string()) }))
+      .optional(),
     screenshot: z.string().optional().describe('URL of the stored image (a data: URL under zero data retention)'),
     video: z
       .string()
@@ -310,7 +393,7 @@ export const scrapeDocument = z
       .string()
       .optional()
       .describe(
-        'format audio: URL of the stored MP3 of the media\'s audio track (an <audio> first, else the video\'s); a data: URL under zero data retention. metadata.audioSourceURL, audioMimeType, audioSize, audioDuration',
+        "format audio: URL of the stored MP3 of the media's audio track (an <audio> first, else the video's); a data: URL under zero data retention. metadata.audioSourceURL, audioMimeType, audioSize, audioDuration",
       ),
     actions: z
       .object({
@@ -326,4 +409,8 @@ export const scrapeDocument = z
   .meta({ id: 'ScrapeDocument' });
 export type ScrapeDocument = z.infer<typeof scrapeDocument>;
 
-export const scrapeResponse = z.object({ success: z.literal(true), data: scrapeDocument, warning: z.string().optional() });
+export const scrapeResponse = z.object({
+  success: z.literal(true),
+  data: scrapeDocument,
+  warning: z.string().optional(),
+});

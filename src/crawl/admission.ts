@@ -46,7 +46,13 @@ export async function admit(db: Db, crawlId: string, candidates: Candidate[]): P
   const unique = [...best.values()];
   if (unique.length === 0) return;
   const { admitted, lowered, maxDepth } = await db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ status: string; room: number; delay: number | null; maxDepth: number | null; base: Date }>(
+    const { rows } = await tx.query<{
+      status: string;
+      room: number;
+      delay: number | null;
+      maxDepth: number | null;
+      base: Date;
+    }>(
       `SELECT status, page_limit - total AS room, (options->>'delay')::float8 AS delay, (options->>'maxDiscoveryDepth')::int AS "maxDepth",
               GREATEST(clock_timestamp(), COALESCE(next_start_at, clock_timestamp())) AS base
        FROM crawls WHERE id = $1 FOR UPDATE`,
@@ -64,7 +70,9 @@ export async function admit(db: Db, crawlId: string, candidates: Candidate[]): P
          RETURNING p.url_key AS key, p.depth, p.status, p.links`,
         [crawlId, keys, unique.map((u) => u.depth)],
       );
-      lowered = low.filter((l) => l.status === 'done' && l.links).map((l) => ({ key: l.key, depth: l.depth, links: l.links! }));
+      lowered = low
+        .filter((l) => l.status === 'done' && l.links)
+        .map((l) => ({ key: l.key, depth: l.depth, links: l.links! }));
     }
     if (c.room <= 0) return { admitted: 0, lowered, maxDepth: c.maxDepth };
     // Unseen candidates in order, at most `room` (the crawl row is locked: no one else admits
@@ -85,12 +93,23 @@ export async function admit(db: Db, crawlId: string, candidates: Candidate[]): P
        UPDATE crawls SET total = total + n.n,
          next_start_at = CASE WHEN $6::float8 > 0 THEN $7::timestamptz + n.n * $6::float8 * interval '1 second' ELSE next_start_at END
        FROM n WHERE id = $1 RETURNING n.n`,
-      [crawlId, keys, unique.map((u) => u.url), unique.map((u) => u.depth), unique.map((u) => u.parentKey), c.delay ?? 0, c.base, c.room],
+      [
+        crawlId,
+        keys,
+        unique.map((u) => u.url),
+        unique.map((u) => u.depth),
+        unique.map((u) => u.parentKey),
+        c.delay ?? 0,
+        c.base,
+        c.room,
+      ],
     );
     return { admitted: n[0]?.n ?? 0, lowered, maxDepth: c.maxDepth };
   });
   if (admitted > 0) wakeFrontiers();
   if (maxDepth === null) return;
-  const again = lowered.filter((l) => l.depth < maxDepth).flatMap((l) => l.links.map((k) => ({ ...k, depth: l.depth + 1, parentKey: l.key })));
+  const again = lowered
+    .filter((l) => l.depth < maxDepth)
+    .flatMap((l) => l.links.map((k) => ({ ...k, depth: l.depth + 1, parentKey: l.key })));
   if (again.length > 0) await admit(db, crawlId, again);
 }

@@ -11,7 +11,12 @@ import type { Queryable } from '../store/db-types.ts';
  * batch failing); the job's error is then the first page's error.
  */
 export async function finishIfDone(db: Queryable, events: CrawlEvents, crawlId: string): Promise<void> {
-  const { rows } = await db.query<{ id: string; webhook: WebhookSpec | null; status: 'completed' | 'failed'; error: string | null }>(
+  const { rows } = await db.query<{
+    id: string;
+    webhook: WebhookSpec | null;
+    status: 'completed' | 'failed';
+    error: string | null;
+  }>(
     `WITH failure AS (
        SELECT error, code FROM crawl_pages WHERE crawl_id = $1 AND status = 'failed' ORDER BY seq LIMIT 1
      )
@@ -25,7 +30,10 @@ export async function finishIfDone(db: Queryable, events: CrawlEvents, crawlId: 
   const ended = rows[0];
   if (!ended) return;
   if (ended.status === 'failed') {
-    await updateJob(db, crawlId, { status: 'failed', error: `no page could be scraped: ${ended.error ?? 'every page failed'}` });
+    await updateJob(db, crawlId, {
+      status: 'failed',
+      error: `no page could be scraped: ${ended.error ?? 'every page failed'}`,
+    });
     await events.event(ended, 'failed');
   } else {
     await updateJob(db, crawlId, { status: 'completed' });

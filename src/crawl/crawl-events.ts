@@ -3,7 +3,16 @@
 // (the record statement marks pages whose event is due: crawl_pages.event_pending).
 import type { CrawlRequest } from '../contract/crawl.ts';
 import { type JobQueue } from '../jobs/queue.ts';
-import { type CrawlEvent, type WebhookSpec, enqueueCrawlEvent, enqueueCrawlEvents, isWebhookEvent, normalizeWebhook, wantsEvent, webhookEvents } from '../jobs/webhooks.ts';
+import {
+  type CrawlEvent,
+  type WebhookSpec,
+  enqueueCrawlEvent,
+  enqueueCrawlEvents,
+  isWebhookEvent,
+  normalizeWebhook,
+  wantsEvent,
+  webhookEvents,
+} from '../jobs/webhooks.ts';
 import { assertUrlAllowed } from '../net/ssrf.ts';
 import type { CrawlRow } from './crawl-row.ts';
 import { refuse } from './refuse.ts';
@@ -36,7 +45,10 @@ export class CrawlEvents {
     try {
       assertUrlAllowed(webhook.url, { allowPrivateNetwork: this.#d.allowPrivateNetwork ?? false });
     } catch (err) {
-      refuse(typeof w === 'string' ? 'webhook' : 'webhook.url', `must be an http(s) URL of a public host: ${(err as Error).message}`);
+      refuse(
+        typeof w === 'string' ? 'webhook' : 'webhook.url',
+        `must be an http(s) URL of a public host: ${(err as Error).message}`,
+      );
     }
     return webhook;
   }
@@ -54,7 +66,8 @@ export class CrawlEvents {
     const sent: { c: string; k: string }[] = [];
     for (const { crawl, keys } of events) {
       if (!crawl.webhook || !wantsEvent(crawl.webhook, 'page')) continue;
-      if (await enqueueCrawlEvents(this.#d.queue, this.#d.log, crawl, 'page', keys)) for (const k of keys) sent.push({ c: crawl.id, k });
+      if (await enqueueCrawlEvents(this.#d.queue, this.#d.log, crawl, 'page', keys))
+        for (const k of keys) sent.push({ c: crawl.id, k });
     }
     if (sent.length === 0) return;
     await this.#d.db.query(

@@ -41,7 +41,10 @@ export const crawlColumns = `id, kind, team_id AS "teamId", api_key_id AS "apiKe
  * query dropped with ignoreQueryParameters), and with deduplicateSimilarURLs (default) also the
  * scheme and a leading "www." ignored.
  */
-export function crawlKey(url: string, o: Pick<CrawlOptions, 'ignoreQueryParameters' | 'deduplicateSimilarURLs'>): string | undefined {
+export function crawlKey(
+  url: string,
+  o: Pick<CrawlOptions, 'ignoreQueryParameters' | 'deduplicateSimilarURLs'>,
+): string | undefined {
   const k = urlKey(url, { ignoreQueryParameters: o.ignoreQueryParameters });
   if (!k || !o.deduplicateSimilarURLs) return k;
   const u = new URL(k);

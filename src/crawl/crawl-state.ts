@@ -37,7 +37,10 @@ export class CrawlState {
 
   /** The crawl (or batch scrape) of this team (another team's reads as missing: 404). */
   async get(teamId: string, id: string, kind: CrawlKind = 'crawl'): Promise<CrawlRow> {
-    const { rows } = await this.#db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = $1 AND team_id = $2 AND kind = $3`, [id, teamId, kind]);
+    const { rows } = await this.#db.query<CrawlRow>(
+      `SELECT ${crawlColumns} FROM crawls WHERE id = $1 AND team_id = $2 AND kind = $3`,
+      [id, teamId, kind],
+    );
     if (!rows[0]) {
       if (kind === 'crawl') throw new NotFoundError(`No crawl ${id} for this team`, 'CRAWL_NOT_FOUND');
       throw new NotFoundError(`No batch scrape ${id} for this team`, 'BATCH_SCRAPE_NOT_FOUND');
@@ -49,7 +52,13 @@ export class CrawlState {
    * The status document of GET /v2/crawl/{id} and /v2/batch/scrape/{id} (also what the WebSocket
    * stream sends): documents from `skip`, `next` whenever more data remains or the job still runs.
    */
-  async status(teamId: string, id: string, kind: CrawlKind, page: { skip: number; limit?: number }, base: string): Promise<CrawlStatus> {
+  async status(
+    teamId: string,
+    id: string,
+    kind: CrawlKind,
+    page: { skip: number; limit?: number },
+    base: string,
+  ): Promise<CrawlStatus> {
     const crawl = await this.get(teamId, id, kind);
     const { skip, limit } = page;
     const { data, more } = await this.documents(id, skip, limit);
@@ -57,7 +66,10 @@ export class CrawlState {
     const created = new Date(crawl.createdAt);
     const end = terminal && crawl.completedAt ? new Date(crawl.completedAt) : new Date();
     const path = kind === 'crawl' ? 'crawl' : 'batch/scrape';
-    const next = more || !terminal ? `${base}/v2/${path}/${id}?skip=${skip + data.length}${limit !== undefined ? `&limit=${limit}` : ''}` : null;
+    const next =
+      more || !terminal
+        ? `${base}/v2/${path}/${id}?skip=${skip + data.length}${limit !== undefined ? `&limit=${limit}` : ''}`
+        : null;
     return {
       success: true,
       status: crawl.status,
@@ -74,7 +86,11 @@ export class CrawlState {
   }
 
   /** Documents of done pages in admission order, from `skip`, at most `limit` and about 10 MiB. */
-  async documents(id: string, skip: number, limit: number | undefined): Promise<{ data: ScrapeDocument[]; more: boolean }> {
+  async documents(
+    id: string,
+    skip: number,
+    limit: number | undefined,
+  ): Promise<{ data: ScrapeDocument[]; more: boolean }> {
     const data: ScrapeDocument[] = [];
     let bytes = 0;
     const batch = 100;
@@ -115,9 +131,19 @@ export class CrawlState {
     teamId: string,
     id: string,
     kind: CrawlKind = 'crawl',
-  ): Promise<{ errors: { id: string; timestamp: string; url: string; error: string; code?: string }[]; robotsBlocked: string[] }> {
+  ): Promise<{
+    errors: { id: string; timestamp: string; url: string; error: string; code?: string }[];
+    robotsBlocked: string[];
+  }> {
     await this.get(teamId, id, kind);
-    const { rows } = await this.#db.query<{ id: string; updatedAt: Date; url: string; status: string; error: string | null; code: string | null }>(
+    const { rows } = await this.#db.query<{
+      id: string;
+      updatedAt: Date;
+      url: string;
+      status: string;
+      error: string | null;
+      code: string | null;
+    }>(
       `SELECT id, updated_at AS "updatedAt", url, status, error, code FROM crawl_pages
        WHERE crawl_id = $1 AND status IN ('failed', 'blocked') ORDER BY seq`,
       [id],
@@ -125,17 +151,31 @@ export class CrawlState {
     return {
       errors: rows
         .filter((r) => r.status === 'failed')
-        .map((r) => ({ id: r.id, timestamp: new Date(r.updatedAt).toISOString(), url: r.url, error: r.error ?? 'failed', ...(r.code ? { code: r.code } : {}) })),
+        .map((r) => ({
+          id: r.id,
+          timestamp: new Date(r.updatedAt).toISOString(),
+          url: r.url,
+          error: r.error ?? 'failed',
+          ...(r.code ? { code: r.code } : {}),
+        })),
       robotsBlocked: rows.filter((r) => r.status === 'blocked').map((r) => r.url),
     };
   }
 
-  async active(teamId: string): Promise<{ id: string; teamId: string; url: string; options: CrawlOptions; created_at: string }[]> {
+  async active(
+    teamId: string,
+  ): Promise<{ id: string; teamId: string; url: string; options: CrawlOptions; created_at: string }[]> {
     const { rows } = await this.#db.query<CrawlRow>(
       `SELECT ${crawlColumns} FROM crawls WHERE team_id = $1 AND kind = 'crawl' AND status = 'scraping' ORDER BY created_at`,
       [teamId],
     );
-    return rows.map((r) => ({ id: r.id, teamId: r.teamId, url: r.url, options: r.options, created_at: new Date(r.createdAt).toISOString() }));
+    return rows.map((r) => ({
+      id: r.id,
+      teamId: r.teamId,
+      url: r.url,
+      options: r.options,
+      created_at: new Date(r.createdAt).toISOString(),
+    }));
   }
 
   /** The crawl row, whatever its team. */
@@ -147,14 +187,19 @@ export class CrawlState {
   /** Crawl rows by id (the frontier caches them: nothing but status and counters ever changes). */
   async crawlsById(ids: string[]): Promise<CrawlRow[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.#db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = ANY($1::uuid[])`, [ids]);
+    const { rows } = await this.#db.query<CrawlRow>(`SELECT ${crawlColumns} FROM crawls WHERE id = ANY($1::uuid[])`, [
+      ids,
+    ]);
     return rows;
   }
 
   /** Of these crawls, the ones still `scraping`. */
   async scraping(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const { rows } = await this.#db.query<{ id: string }>(`SELECT id FROM crawls WHERE id = ANY($1::uuid[]) AND status = 'scraping'`, [ids]);
+    const { rows } = await this.#db.query<{ id: string }>(
+      `SELECT id FROM crawls WHERE id = ANY($1::uuid[]) AND status = 'scraping'`,
+      [ids],
+    );
     return new Set(rows.map((r) => r.id));
   }
 }

@@ -26,7 +26,6 @@ import type { Log } from '../jobs/log.ts';
 import type { Job } from '../jobs/job-runner.ts';
 import type { Db } from '../store/db-types.ts';
 
-
 export interface CrawlerDeps {
   db: Db;
   queue: JobQueue;
@@ -66,20 +65,40 @@ export class Crawler {
   async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string }> {
     const { db, queue } = this.#d;
     const webhook = this.#events.webhookOf(req.webhook);
-    if (req.prompt !== undefined) refuse('prompt', 'deriving crawl options from a prompt needs an LLM, which is not configured');
-    if (req.zeroDataRetention) refuse('zeroDataRetention', 'crawl results are stored until they expire; zero data retention is not supported for crawls');
+    if (req.prompt !== undefined)
+      refuse('prompt', 'deriving crawl options from a prompt needs an LLM, which is not configured');
+    if (req.zeroDataRetention)
+      refuse(
+        'zeroDataRetention',
+        'crawl results are stored until they expire; zero data retention is not supported for crawls',
+      );
     if (req.scrapeOptions.zeroDataRetention) refuse('scrapeOptions.zeroDataRetention', 'not supported for crawls');
     const { url, origin: _o, integration: _i, webhook: _w, prompt: _p, ...options } = req;
     // Regexes and scrape options are checked now (400), not page by page.
     scopeOf({ url, options });
     this.#d.scraper.check({ url, ...options.scrapeOptions });
     const start = normalizeUrl(url) ?? url;
-    const job = await createBillableJob(db, { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'crawl', status: 'active', target: start }, 1);
+    const job = await createBillableJob(
+      db,
+      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'crawl', status: 'active', target: start },
+      1,
+    );
     const seeding = options.sitemap !== 'skip';
     await db.query(
       `INSERT INTO crawls (id, team_id, api_key_id, kind, url, options, page_limit, public_url, status, seeding, webhook, expires_at)
        VALUES ($1, $2, $3, 'crawl', $4, $5::jsonb, $6, $7, 'scraping', $8, $10::jsonb, clock_timestamp() + $9 * interval '1 millisecond')`,
-      [job.id, caller.teamId, caller.keyId, start, JSON.stringify(options), options.limit, publicUrl, seeding, CRAWL_TTL_MS, webhook && JSON.stringify(webhook)],
+      [
+        job.id,
+        caller.teamId,
+        caller.keyId,
+        start,
+        JSON.stringify(options),
+        options.limit,
+        publicUrl,
+        seeding,
+        CRAWL_TTL_MS,
+        webhook && JSON.stringify(webhook),
+      ],
     );
     await this.#events.event({ id: job.id, webhook }, 'started');
     if (options.sitemap !== 'only') {
@@ -107,7 +126,13 @@ export class Crawler {
   }
 
   /** The status document of GET /v2/crawl/{id} and /v2/batch/scrape/{id} (src/crawl/crawl-state.ts). */
-  status(teamId: string, id: string, kind: CrawlKind, page: { skip: number; limit?: number }, base: string): Promise<CrawlStatus> {
+  status(
+    teamId: string,
+    id: string,
+    kind: CrawlKind,
+    page: { skip: number; limit?: number },
+    base: string,
+  ): Promise<CrawlStatus> {
     return this.#state.status(teamId, id, kind, page, base);
   }
 

@@ -98,7 +98,9 @@ export class Frontier {
     this.#renewTimer.unref();
     // Page events a dead process left unqueued (Crawler.resendPageEvents).
     this.#eventsTimer = setInterval(() => {
-      this.#o.crawler.resendPageEvents().catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not queue pending page events'));
+      this.#o.crawler
+        .resendPageEvents()
+        .catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not queue pending page events'));
     }, 60_000);
     this.#eventsTimer.unref();
     this.#loop = this.#run();
@@ -189,7 +191,9 @@ export class Frontier {
       }
       const now = Date.now();
       for (const r of rows) this.#status.set(r.crawlId, { at: now, running: Promise.resolve(true) });
-      const quota = await this.#teamsWithQuota([...new Set(rows.map((r) => this.#crawls.get(r.crawlId)?.teamId).filter((t) => t !== undefined))]);
+      const quota = await this.#teamsWithQuota([
+        ...new Set(rows.map((r) => this.#crawls.get(r.crawlId)?.teamId).filter((t) => t !== undefined)),
+      ]);
       for (const page of rows) {
         const crawl = this.#crawls.get(page.crawlId);
         if (!crawl) {
@@ -201,7 +205,9 @@ export class Frontier {
       this.#startReady();
     } catch (err) {
       // Not started: back to the frontier (the claim does not count).
-      const left = rows.filter((r) => this.#held.has(idOf(r)) && !this.#running.has(idOf(r)) && !this.#ready.some((w) => w.page === r));
+      const left = rows.filter(
+        (r) => this.#held.has(idOf(r)) && !this.#running.has(idOf(r)) && !this.#ready.some((w) => w.page === r),
+      );
       await this.#putBack(left.map((page) => ({ page, at: null, refund: true }))).catch(() => undefined);
       throw err;
     }
@@ -220,7 +226,10 @@ export class Frontier {
     }
     const unknown = teams.filter((t) => !q.known.has(t));
     if (unknown.length) {
-      const { rows } = await this.#o.db.query<{ id: string }>('SELECT id FROM teams WHERE id = ANY($1::uuid[]) AND credit_quota IS NOT NULL', [unknown]);
+      const { rows } = await this.#o.db.query<{ id: string }>(
+        'SELECT id FROM teams WHERE id = ANY($1::uuid[]) AND credit_quota IS NOT NULL',
+        [unknown],
+      );
       for (const t of unknown) q.known.add(t);
       for (const r of rows) q.teams.add(r.id);
     }
@@ -252,14 +261,28 @@ export class Frontier {
         if (Date.now() - claimedAt > STATUS_TTL_MS && !(await this.#stillRunning(crawl.id))) {
           outcome = { kind: 'drop' };
         } else if (page.attempts > MAX_ATTEMPTS) {
-          outcome = { kind: 'record', result: { status: 'failed', error: `the page's run stopped ${MAX_ATTEMPTS} times without a result`, code: 'UNKNOWN_ERROR' } };
+          outcome = {
+            kind: 'record',
+            result: {
+              status: 'failed',
+              error: `the page's run stopped ${MAX_ATTEMPTS} times without a result`,
+              code: 'UNKNOWN_ERROR',
+            },
+          };
         } else {
-          outcome = await this.#o.crawler.runPage(crawl, page, { signal: held.controller.signal, checkCredits, stillRunning: () => this.#stillRunning(crawl.id) });
+          outcome = await this.#o.crawler.runPage(crawl, page, {
+            signal: held.controller.signal,
+            checkCredits,
+            stillRunning: () => this.#stillRunning(crawl.id),
+          });
         }
       } catch (err) {
         if (held.controller.signal.aborted) putBack = { page, at: null, refund: true };
         else if (page.attempts >= MAX_ATTEMPTS) {
-          outcome = { kind: 'record', result: { status: 'failed', error: (err as Error).message ?? String(err), code: 'UNKNOWN_ERROR' } };
+          outcome = {
+            kind: 'record',
+            result: { status: 'failed', error: (err as Error).message ?? String(err), code: 'UNKNOWN_ERROR' },
+          };
         } else {
           this.#o.log.warn({ err, crawlId: page.crawlId, url: page.url }, 'crawl page failed; retrying');
           putBack = { page, at: new Date(Date.now() + RETRY_DELAY_MS), refund: false };
@@ -270,7 +293,13 @@ export class Frontier {
         this.#startReady();
       }
       if (outcome?.kind === 'record') {
-        this.#pending.push({ crawl, page, result: outcome.result, follow: outcome.follow, keepLinks: outcome.keepLinks });
+        this.#pending.push({
+          crawl,
+          page,
+          result: outcome.result,
+          follow: outcome.follow,
+          keepLinks: outcome.keepLinks,
+        });
         this.#scheduleFlush();
       } else if (outcome?.kind === 'later') {
         putBack = { page, at: outcome.availableAt, slot: outcome.slot ?? null, refund: true };
@@ -278,7 +307,9 @@ export class Frontier {
         putBack = { page, at: null, refund: true };
       }
       if (putBack) {
-        await this.#putBack([putBack]).catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not put a page back'));
+        await this.#putBack([putBack]).catch((err: unknown) =>
+          this.#o.log.warn({ err }, 'crawl frontier: could not put a page back'),
+        );
       }
       this.#settled();
       this.wake();
@@ -310,7 +341,9 @@ export class Frontier {
         for (const it of items) this.#held.delete(idOf(it.page));
       } catch (err) {
         this.#o.log.warn({ err, pages: items.length }, 'crawl frontier: could not record pages; they will run again');
-        await this.#putBack(items.map((it) => ({ page: it.page, at: new Date(Date.now() + RETRY_DELAY_MS), refund: false }))).catch(() => undefined);
+        await this.#putBack(
+          items.map((it) => ({ page: it.page, at: new Date(Date.now() + RETRY_DELAY_MS), refund: false })),
+        ).catch(() => undefined);
       } finally {
         this.#flushing = undefined;
         if (this.#pending.length) this.#scheduleFlush();
@@ -331,7 +364,14 @@ export class Frontier {
        WHERE p.crawl_id = t.c AND p.url_key = t.k AND p.status = 'queued'`,
       [
         JSON.stringify(
-          pages.map((p) => ({ c: p.page.crawlId, k: p.page.key, at: p.at?.toISOString() ?? null, slot: p.slot ?? null, refund: p.refund, keep: p.slot === undefined })),
+          pages.map((p) => ({
+            c: p.page.crawlId,
+            k: p.page.key,
+            at: p.at?.toISOString() ?? null,
+            slot: p.slot ?? null,
+            refund: p.refund,
+            keep: p.slot === undefined,
+          })),
         ),
       ],
     );
@@ -368,7 +408,8 @@ export class Frontier {
           this.#idle = resolve;
           this.#settled();
         });
-      const until = (ms: number) => Promise.race([idle(), new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref())]);
+      const until = (ms: number) =>
+        Promise.race([idle(), new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref())]);
       if (graceful) await until(deadline - Date.now());
       for (const h of this.#held.values()) h.controller.abort(new Error('the process is stopping'));
       await until(2000);
@@ -377,7 +418,9 @@ export class Frontier {
       clearInterval(this.#renewTimer);
       clearInterval(this.#eventsTimer);
       const left = [...this.#held.values()].map((h) => ({ page: h.page, at: null, refund: true }));
-      await this.#putBack(left).catch((err: unknown) => this.#o.log.warn({ err }, 'crawl frontier: could not release leases'));
+      await this.#putBack(left).catch((err: unknown) =>
+        this.#o.log.warn({ err }, 'crawl frontier: could not release leases'),
+      );
     })();
     return this.#stopped;
   }

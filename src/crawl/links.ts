@@ -76,7 +76,8 @@ export function extractPageLinks(html: string, pageUrl: string, opts: NormalizeO
             return;
           }
           case 'link':
-            if (canonical === undefined && a.href && (a.rel ?? '').toLowerCase().split(/\s+/).includes('canonical')) canonical = a.href;
+            if (canonical === undefined && a.href && (a.rel ?? '').toLowerCase().split(/\s+/).includes('canonical'))
+              canonical = a.href;
             return;
           case 'a':
           case 'area':

@@ -203,7 +203,13 @@ export class Mapper {
   async map(caller: Caller, req: MapRequest): Promise<MapOutcome> {
     const { db } = this.#d;
     await ensureCredits(db, caller.teamId, MAP_CREDITS);
-    const job = await createJob(db, { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'map', status: 'active', target: req.url });
+    const job = await createJob(db, {
+      teamId: caller.teamId,
+      apiKeyId: caller.keyId,
+      endpoint: 'map',
+      status: 'active',
+      target: req.url,
+    });
     try {
       const links = await this.discover(req);
       await chargeCredits(db, caller, job.id, MAP_CREDITS);
@@ -211,7 +217,9 @@ export class Mapper {
       return { links, jobId: job.id };
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      await updateJob(db, job.id, { status: 'failed', error: typeof code === 'string' ? code : 'UNKNOWN_ERROR' }).catch(() => undefined);
+      await updateJob(db, job.id, { status: 'failed', error: typeof code === 'string' ? code : 'UNKNOWN_ERROR' }).catch(
+        () => undefined,
+      );
       throw err;
     }
   }
@@ -330,10 +338,18 @@ export class Mapper {
   }
 
   /** Levels 1..crawlDepth below the start page, each level's pages fetched concurrently, results in link order. */
-  async #crawl(req: MapRequest, start: Page, scope: UrlScope, norm: NormalizeOptions, signal: AbortSignal): Promise<Page[]> {
+  async #crawl(
+    req: MapRequest,
+    start: Page,
+    scope: UrlScope,
+    norm: NormalizeOptions,
+    signal: AbortSignal,
+  ): Promise<Page[]> {
     const t = this.#t;
     const out: Page[] = [];
-    const tried = new Set<string>([urlKey(start.url, norm)!, urlKey(req.url, norm)].filter((k): k is string => Boolean(k)));
+    const tried = new Set<string>(
+      [urlKey(start.url, norm)!, urlKey(req.url, norm)].filter((k): k is string => Boolean(k)),
+    );
     const all = new Slots(t.concurrency);
     const hosts = new Map<string, Slots>();
     let level = start.links ?? [];
@@ -360,7 +376,11 @@ export class Mapper {
             await all.take();
             try {
               signal.throwIfAborted();
-              return await this.#fetchPage(url, norm, { signal, timeoutMs: t.pageTimeoutMs, languages: req.location?.languages });
+              return await this.#fetchPage(url, norm, {
+                signal,
+                timeoutMs: t.pageTimeoutMs,
+                languages: req.location?.languages,
+              });
             } finally {
               all.give();
               hostSlots.give();
@@ -383,7 +403,11 @@ export class Mapper {
     return out;
   }
 
-  async #fetchPage(url: string, norm: NormalizeOptions, o: { signal?: AbortSignal; timeoutMs: number; languages?: string[] }): Promise<Page> {
+  async #fetchPage(
+    url: string,
+    norm: NormalizeOptions,
+    o: { signal?: AbortSignal; timeoutMs: number; languages?: string[] },
+  ): Promise<Page> {
     const res: HttpResponse = await this.#d.http.fetch({
       url,
       timeoutMs: o.timeoutMs,
@@ -393,7 +417,11 @@ export class Mapper {
       languages: o.languages,
       signal: o.signal,
     });
-    const page: Page = { requested: normalizeUrl(url, norm) ?? url, url: normalizeUrl(res.url) ?? res.url, status: res.status };
+    const page: Page = {
+      requested: normalizeUrl(url, norm) ?? url,
+      url: normalizeUrl(res.url) ?? res.url,
+      status: res.status,
+    };
     if (res.status < 200 || res.status >= 300) return page;
     if (detectContentKind(res.contentType, res.url, res.body) !== 'html') return page;
     const { text } = decodeText(res.body, res.contentType, true);

@@ -62,7 +62,15 @@ export class PageRecorder {
         w: r.status !== 'blocked' && crawl.webhook !== null && wantsEvent(crawl.webhook, 'page'),
       };
     });
-    const { rows: recorded } = await this.#db.query<{ crawlId: string; key: string; depth: number; status: string; seeding: boolean; ended: number; total: number }>(
+    const { rows: recorded } = await this.#db.query<{
+      crawlId: string;
+      key: string;
+      depth: number;
+      status: string;
+      seeding: boolean;
+      ended: number;
+      total: number;
+    }>(
       `WITH r AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(c uuid, k text, s text, d jsonb, e text, x text, l jsonb, n int, t uuid, a uuid, w boolean)
        ), page AS (
@@ -106,7 +114,11 @@ export class PageRecorder {
       const max = it?.crawl.options.maxDiscoveryDepth;
       if (!it || it.result.status !== 'done' || !it.result.links || max === undefined) continue;
       if (r.depth < it.page.depth && r.depth < max) {
-        await admit(this.#db, r.crawlId, it.result.links.map((l) => ({ ...l, depth: r.depth + 1, parentKey: r.key })));
+        await admit(
+          this.#db,
+          r.crawlId,
+          it.result.links.map((l) => ({ ...l, depth: r.depth + 1, parentKey: r.key })),
+        );
         ending.delete(r.crawlId);
         ending.add(r.crawlId);
       }

@@ -15,7 +15,6 @@ import type { RobotsCache } from './robots.ts';
 import { type UrlScope, looksLikePage } from './url.ts';
 import type { Db } from '../store/db-types.ts';
 
-
 /** A queued page claimed by the frontier (src/crawl/frontier.ts). */
 export interface ClaimedPage {
   crawlId: string;
@@ -37,10 +36,15 @@ export interface PageContext {
   stillRunning(): Promise<boolean>;
 }
 
-export type RecordInput = { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] } | { status: 'failed' | 'blocked'; error: string; code: string };
+export type RecordInput =
+  | { status: 'done'; document: ScrapeDocument; credits: number; links?: Link[] }
+  | { status: 'failed' | 'blocked'; error: string; code: string };
 
 /** What became of a claimed page: record it (and admit its links when `follow`), put it back until `availableAt`, or drop the claim (crawl no longer running). */
-export type PageOutcome = { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean } | { kind: 'later'; availableAt: Date; slot?: string } | { kind: 'drop' };
+export type PageOutcome =
+  | { kind: 'record'; result: RecordInput; follow?: boolean; keepLinks?: boolean }
+  | { kind: 'later'; availableAt: Date; slot?: string }
+  | { kind: 'drop' };
 
 /** The page is not fetched now (its politeness turn is far off, or its crawl ended while it waited). */
 class NotNow extends Error {
@@ -129,7 +133,11 @@ export class PageRunner {
       if (robots.status === 'unreachable') {
         // RFC 9309: an unreachable robots.txt disallows everything; the page is not fetched, and
         // reported as a failure (not a robots rule).
-        return record({ status: 'failed', error: `robots.txt unreachable: ${robots.error ?? 'no answer'}`, code: 'ROBOTS_UNREACHABLE' });
+        return record({
+          status: 'failed',
+          error: `robots.txt unreachable: ${robots.error ?? 'no answer'}`,
+          code: 'ROBOTS_UNREACHABLE',
+        });
       }
       if (robots.status === 'blocked' || !robots.isAllowed(page.url, o.robotsUserAgent)) {
         return record({ status: 'blocked', error: 'disallowed by robots.txt', code: 'ROBOTS_DISALLOWED' });
@@ -150,7 +158,11 @@ export class PageRunner {
     const collect = !batch && !types.includes('rawBase64');
     const follow = collect && (o.maxDiscoveryDepth === undefined || page.depth < o.maxDiscoveryDepth);
     const userLinks = types.includes('links');
-    const req: ScrapeRequest = { ...o.scrapeOptions, url: page.url, formats: collect && !userLinks ? [...formats, 'links'] : formats };
+    const req: ScrapeRequest = {
+      ...o.scrapeOptions,
+      url: page.url,
+      formats: collect && !userLinks ? [...formats, 'links'] : formats,
+    };
     const caller: Caller = { teamId: crawl.teamId, teamName: '', keyId: crawl.apiKeyId ?? '' };
     // Per-host politeness (src/crawl/politeness.ts), asked for only when the target is contacted
     // (a cached copy needs no turn) and held for the fetch alone: a far-off turn puts the page back.
@@ -159,7 +171,13 @@ export class PageRunner {
     const beforeFetch =
       politeness &&
       (async () => {
-        const turn = await politeness.take({ url: page.url, robots, userAgent: o.robotsUserAgent, slot: page.slot?.toISOString(), signal });
+        const turn = await politeness.take({
+          url: page.url,
+          robots,
+          userAgent: o.robotsUserAgent,
+          slot: page.slot?.toISOString(),
+          signal,
+        });
         if (!turn.go) throw new NotNow({ kind: 'later', availableAt: turn.startAfter, slot: turn.slot });
         if (turn.waited && !(await ctx.stillRunning())) {
           turn.release();
@@ -173,7 +191,12 @@ export class PageRunner {
       ({ document, credits } = await this.#d.scraper.scrapeForParent(
         caller,
         req,
-        { publicUrl: crawl.publicUrl, cache: this.#d.cache, filesExpireAt: new Date(crawl.expiresAt), ...(beforeFetch ? { beforeFetch } : {}) },
+        {
+          publicUrl: crawl.publicUrl,
+          cache: this.#d.cache,
+          filesExpireAt: new Date(crawl.expiresAt),
+          ...(beforeFetch ? { beforeFetch } : {}),
+        },
         crawl.id,
       ));
     } catch (err) {

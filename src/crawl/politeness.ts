@@ -150,7 +150,11 @@ export class Politeness {
   }
 
   /** Reserves the next start for `host` `interval` ms after the last one, unless that is beyond the horizon. */
-  async #reserve(host: string, interval: number, horizonMs: number): Promise<{ reserved: true; slot: number; now: number } | { reserved: false; nextAt: number; now: number }> {
+  async #reserve(
+    host: string,
+    interval: number,
+    horizonMs: number,
+  ): Promise<{ reserved: true; slot: number; now: number } | { reserved: false; nextAt: number; now: number }> {
     const { db } = this.#o;
     this.#sweep();
     const { rows } = await db.query<{ next: Date; now: Date }>(
@@ -164,7 +168,10 @@ export class Politeness {
       const now = new Date(rows[0].now).getTime();
       return { reserved: true, slot: new Date(rows[0].next).getTime() - interval, now };
     }
-    const { rows: cur } = await db.query<{ next: Date; now: Date }>('SELECT next_at AS next, clock_timestamp() AS now FROM host_politeness WHERE host = $1', [host]);
+    const { rows: cur } = await db.query<{ next: Date; now: Date }>(
+      'SELECT next_at AS next, clock_timestamp() AS now FROM host_politeness WHERE host = $1',
+      [host],
+    );
     const now = new Date(cur[0]?.now ?? Date.now()).getTime();
     return { reserved: false, nextAt: cur[0] ? new Date(cur[0].next).getTime() : now, now };
   }
@@ -172,7 +179,9 @@ export class Politeness {
   #sweep(): void {
     if (Date.now() - this.#lastSweep < SWEEP_EVERY_MS) return;
     this.#lastSweep = Date.now();
-    this.#o.db.query(`DELETE FROM host_politeness WHERE next_at < clock_timestamp() - interval '${SWEEP_IDLE}'`).catch(() => undefined);
+    this.#o.db
+      .query(`DELETE FROM host_politeness WHERE next_at < clock_timestamp() - interval '${SWEEP_IDLE}'`)
+      .catch(() => undefined);
   }
 
   /** Requests to `host` running in this process now (tests, diagnostics). */

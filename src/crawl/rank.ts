@@ -30,7 +30,10 @@ export interface Ranked<T> {
 }
 
 export function tokenize(s: string): string[] {
-  return s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return s
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 function safeDecode(s: string): string {
@@ -55,7 +58,11 @@ function urlTokens(url: string): string[] {
 }
 
 /** Score of one link against the term's tokens (see the file comment). */
-export function scoreLink(link: Rankable, termTokens: string[], phrase = termTokens.join(' ')): { score: number; exact: number } {
+export function scoreLink(
+  link: Rankable,
+  termTokens: string[],
+  phrase = termTokens.join(' '),
+): { score: number; exact: number } {
   const uTok = urlTokens(link.url);
   const tTok = link.title ? tokenize(link.title) : [];
   const dTok = link.description ? tokenize(link.description) : [];

@@ -63,7 +63,8 @@ export function parseRobotsTxt(
   for (const s of robot.getSitemaps()) {
     try {
       const abs = new URL(s.trim(), url);
-      if ((abs.protocol === 'http:' || abs.protocol === 'https:') && !sitemaps.includes(abs.href)) sitemaps.push(abs.href);
+      if ((abs.protocol === 'http:' || abs.protocol === 'https:') && !sitemaps.includes(abs.href))
+        sitemaps.push(abs.href);
     } catch {
       // not a URL: ignored
     }
@@ -86,7 +87,12 @@ export function parseRobotsTxt(
   };
 }
 
-function fixed(origin: string, status: RobotsStatus, allowed: boolean, extra: { httpStatus?: number; error?: string } = {}): RobotsTxt {
+function fixed(
+  origin: string,
+  status: RobotsStatus,
+  allowed: boolean,
+  extra: { httpStatus?: number; error?: string } = {},
+): RobotsTxt {
   return {
     origin,
     url: `${origin}/robots.txt`,
@@ -100,7 +106,8 @@ function fixed(origin: string, status: RobotsStatus, allowed: boolean, extra: { 
 }
 
 /** Everything allowed: no robots.txt (4xx), or robots ignored by request. */
-export const allowAll = (origin: string, httpStatus?: number): RobotsTxt => fixed(origin, 'missing', true, { httpStatus });
+export const allowAll = (origin: string, httpStatus?: number): RobotsTxt =>
+  fixed(origin, 'missing', true, { httpStatus });
 
 export interface RobotsCacheOptions {
   http: HttpEngine;
@@ -190,12 +197,18 @@ export class RobotsCache {
         headers: { accept: 'text/plain,*/*;q=0.5' },
       });
       if (res.status >= 200 && res.status < 300) {
-        const text = res.body.subarray(0, MAX_ROBOTS_BYTES).toString('utf8').replace(/^\uFEFF/, '');
+        const text = res.body
+          .subarray(0, MAX_ROBOTS_BYTES)
+          .toString('utf8')
+          .replace(/^\uFEFF/, '');
         return parseRobotsTxt(url, text, { status: 'ok', httpStatus: res.status });
       }
       if (res.status >= 400 && res.status < 500 && res.status !== 429) return allowAll(origin, res.status);
       // 5xx, 429, and a 3xx the engine did not follow (no Location): treated as unreachable.
-      return fixed(origin, 'unreachable', false, { httpStatus: res.status, error: `robots.txt answered ${res.status}` });
+      return fixed(origin, 'unreachable', false, {
+        httpStatus: res.status,
+        error: `robots.txt answered ${res.status}`,
+      });
     } catch (err) {
       if (err instanceof BlockedUrlError) return fixed(origin, 'blocked', false, { error: err.message });
       const error = err instanceof ScrapeError ? `${err.code}: ${err.message}` : (err as Error).message;

@@ -50,7 +50,11 @@ export class SitemapSeeder {
           const key = url && crawlKey(url, crawl.options);
           return url && key ? [{ url, key }] : [];
         });
-        await admit(this.#d.db, crawlId, candidates.map((c) => ({ ...c, depth: 0, parentKey: null })));
+        await admit(
+          this.#d.db,
+          crawlId,
+          candidates.map((c) => ({ ...c, depth: 0, parentKey: null })),
+        );
       } catch (err) {
         if (job.signal.aborted && job.retryCount < SEED_RETRIES) throw err;
         this.#d.log.warn({ err, crawlId }, 'crawl: sitemaps unavailable');

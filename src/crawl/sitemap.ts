@@ -372,7 +372,11 @@ export class SitemapReader {
     return { entries, files, truncated };
   }
 
-  async #readOne(report: SitemapFileReport, opts: SitemapReadOptions, room: number): Promise<ParsedSitemap | undefined> {
+  async #readOne(
+    report: SitemapFileReport,
+    opts: SitemapReadOptions,
+    room: number,
+  ): Promise<ParsedSitemap | undefined> {
     try {
       const res = await this.#http.fetch({
         url: report.url,

@@ -81,7 +81,8 @@ export interface ScopeOptions {
   fieldPrefix?: string;
 }
 
-export type ScopeVerdict = 'ok' | 'invalid' | 'external' | 'subdomain' | 'outside-start-path' | 'excluded' | 'not-included';
+export type ScopeVerdict =
+  'ok' | 'invalid' | 'external' | 'subdomain' | 'outside-start-path' | 'excluded' | 'not-included';
 
 /**
  * Which URLs a crawl or map keeps to, relative to its start URL. Construct once per job (regexes
@@ -98,7 +99,9 @@ export class UrlScope {
     const start = parseUrl(startUrl);
     if (!start || (start.protocol !== 'http:' && start.protocol !== 'https:')) {
       const field = `${opts.fieldPrefix ?? 'body'}.url`;
-      throw new BadRequestError(`Invalid request: ${field}: must be an http(s) URL`, [{ path: field, message: 'must be an http(s) URL' }]);
+      throw new BadRequestError(`Invalid request: ${field}: must be an http(s) URL`, [
+        { path: field, message: 'must be an http(s) URL' },
+      ]);
     }
     this.start = start;
     this.#opts = opts;
@@ -118,7 +121,8 @@ export class UrlScope {
       if (relation === 'same-site' && !this.#opts.allowSubdomains) return 'subdomain';
     }
     // The start path describes the start host's layout only; include/exclude apply to every URL.
-    if (this.#opts.restrictToStartPath && relation === 'same-host' && !this.#underStartPath(u.pathname)) return 'outside-start-path';
+    if (this.#opts.restrictToStartPath && relation === 'same-host' && !this.#underStartPath(u.pathname))
+      return 'outside-start-path';
     const subject = this.#opts.regexOnFullURL ? u.href : u.pathname + u.search;
     if (this.#exclude.some((r) => r.test(subject))) return 'excluded';
     if (this.#include.length && !this.#include.some((r) => r.test(subject))) return 'not-included';

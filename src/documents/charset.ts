@@ -59,7 +59,12 @@ export interface DecodedText {
  * windows-1252, and U+0000 is dropped. 'file' (a document's own bytes, its formats UTF-8 by spec):
  * invalid sequences become U+FFFD, and U+0000 is kept (detection reads it as binary content).
  */
-export function decodeText(bytes: Uint8Array, contentType: string, isHtml: boolean, source: 'web' | 'file' = 'web'): DecodedText {
+export function decodeText(
+  bytes: Uint8Array,
+  contentType: string,
+  isHtml: boolean,
+  source: 'web' | 'file' = 'web',
+): DecodedText {
   const bom = bomOf(bytes);
   const start = bom?.length ?? 0;
   let encoding = bom?.encoding;

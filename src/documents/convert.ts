@@ -59,7 +59,8 @@ export async function convertDocument(
   const result = await pool.parse(bytes, kind, { mode, maxPages, pages, blocks, pageMarkers }, timeoutMs, signal);
   const parsed = result.document;
   const metadata: Record<string, string | number> = {};
-  for (const [k, v] of Object.entries(parsed.metadata)) if (v !== undefined && k !== 'contentType' && k !== 'sourceURL') metadata[k] = v;
+  for (const [k, v] of Object.entries(parsed.metadata))
+    if (v !== undefined && k !== 'contentType' && k !== 'sourceURL') metadata[k] = v;
   metadata.numPages = parsed.numPages;
   const warnings = [...parsed.warnings];
   if (pages && !parsed.pages) warnings.push(`parsers pages: a ${kind} document has no pages`);

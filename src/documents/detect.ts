@@ -133,11 +133,19 @@ function zipKind(bytes: Uint8Array): Detection {
   }
   if (zip.has('[Content_Types].xml')) {
     const ct = read('[Content_Types].xml') ?? '';
-    if (/wordprocessingml\.document\.main|ms-word\.document\.macroEnabled\.main|wordprocessingml\.template\.main/i.test(ct))
+    if (
+      /wordprocessingml\.document\.main|ms-word\.document\.macroEnabled\.main|wordprocessingml\.template\.main/i.test(
+        ct,
+      )
+    )
       return { kind: 'docx', type: NAMES.docx };
     if (/spreadsheetml\.sheet\.main|ms-excel\.sheet\.macroEnabled\.main|spreadsheetml\.template\.main/i.test(ct))
       return { kind: 'xlsx', type: NAMES.xlsx };
-    if (/presentationml\.presentation\.main|ms-powerpoint\.presentation\.macroEnabled\.main|presentationml\.slideshow\.main/i.test(ct))
+    if (
+      /presentationml\.presentation\.main|ms-powerpoint\.presentation\.macroEnabled\.main|presentationml\.slideshow\.main/i.test(
+        ct,
+      )
+    )
       return { kind: 'pptx', type: NAMES.pptx };
   }
   if (zip.has('word/document.xml')) return { kind: 'docx', type: NAMES.docx };
@@ -150,7 +158,8 @@ function zipKind(bytes: Uint8Array): Detection {
 function cfbKind(bytes: Uint8Array): Detection {
   if (cfbHasStream(bytes, 'EncryptedPackage')) return { type: 'password-protected Office document', encrypted: true };
   if (cfbHasStream(bytes, 'WordDocument')) return { type: 'Microsoft Word 97-2003 document (.doc)' };
-  if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book')) return { type: 'Microsoft Excel 97-2003 workbook (.xls)' };
+  if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book'))
+    return { type: 'Microsoft Excel 97-2003 workbook (.xls)' };
   if (cfbHasStream(bytes, 'PowerPoint Document')) return { type: 'Microsoft PowerPoint 97-2003 presentation (.ppt)' };
   if (cfbHasStream(bytes, '__substg1.0_')) return { type: 'Outlook message (.msg)' };
   return { type: 'OLE compound document (legacy Microsoft Office format)' };
@@ -194,7 +203,9 @@ function textKind(bytes: Uint8Array): Detection | undefined {
     if (d === ',' && complete.split('\n').every((l) => l.trim() === '' || /[.!?]$/.test(l.trim()))) continue; // prose
     return { kind: 'csv', type: NAMES.csv };
   }
-  const md = /^(#{1,6} \S|[-*+] \S|\d+\. \S|> |```|\|.*\|\s*$)/m.test(text) || /\[[^\]\n]+\]\([^)\s]+\)|\*\*[^*\n]+\*\*/.test(text);
+  const md =
+    /^(#{1,6} \S|[-*+] \S|\d+\. \S|> |```|\|.*\|\s*$)/m.test(text) ||
+    /\[[^\]\n]+\]\([^)\s]+\)|\*\*[^*\n]+\*\*/.test(text);
   if (md) return { kind: 'markdown', type: NAMES.markdown };
   return { kind: 'text', type: NAMES.text };
 }
@@ -206,7 +217,8 @@ export function detectDocument(bytes: Uint8Array, hints: DetectHints = {}): Dete
   for (const [sig, type] of BINARY_MAGIC) if (startsWith(bytes, sig)) return { type };
   const declared = fromMime(hints.contentType) ?? fromExt(hints.fileName);
   const sniffed = textKind(bytes);
-  if (!sniffed) return { type: hints.contentType ? `binary content (${hints.contentType.split(';')[0]})` : 'binary content' };
+  if (!sniffed)
+    return { type: hints.contentType ? `binary content (${hints.contentType.split(';')[0]})` : 'binary content' };
   if (sniffed.kind === undefined) return sniffed;
   // Text: trust a declared text kind (a .md file that looks like plain text is markdown).
   if (declared === 'csv' || declared === 'markdown' || declared === 'text' || declared === 'html') {
@@ -224,7 +236,8 @@ export function detectDocumentKind(bytes: Uint8Array, hints: DetectHints = {}): 
 /** The kind, or DOCUMENT_ENCRYPTED / DOCUMENT_UNSUPPORTED naming what the bytes are. */
 export function requireDocumentKind(bytes: Uint8Array, hints: DetectHints = {}): DocumentKind {
   const d = detectDocument(bytes, hints);
-  if (d.encrypted) throw new DocumentError('DOCUMENT_ENCRYPTED', `The file is a ${d.type}; it cannot be read without its password`);
+  if (d.encrypted)
+    throw new DocumentError('DOCUMENT_ENCRYPTED', `The file is a ${d.type}; it cannot be read without its password`);
   if (!d.kind) throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${d.type}`);
   return d.kind;
 }
@@ -241,7 +254,11 @@ export function detectContentKind(contentType: string, url: string, body: Buffer
   const ext = /\.([a-z0-9]{1,5})(?:[?#]|$)/i.exec(new URL(url).pathname)?.[1]?.toLowerCase() ?? '';
   if (isZip(body)) return 'document'; // zip: office, epub
   if (type === 'application/pdf' || ext === 'pdf') return 'pdf';
-  if (documentTypes.test(type) || ['docx', 'doc', 'xlsx', 'xls', 'pptx', 'odt', 'ods', 'odp', 'epub', 'rtf', 'csv'].includes(ext)) return 'document';
+  if (
+    documentTypes.test(type) ||
+    ['docx', 'doc', 'xlsx', 'xls', 'pptx', 'odt', 'ods', 'odp', 'epub', 'rtf', 'csv'].includes(ext)
+  )
+    return 'document';
   if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
   if (type.startsWith('image/')) return 'image';
   if (type.startsWith('video/') || type.startsWith('audio/')) return 'media';

@@ -84,10 +84,12 @@ export async function parseDocx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     const root = await readXml(zip, numberingPart);
     for (const a of kids(root, 'abstractNum')) {
       const levels = new Map<number, string>();
-      for (const l of kids(a, 'lvl')) levels.set(Number(attr(l, 'ilvl') ?? 0), attr(kid(l, 'numFmt') ?? l, 'val') ?? 'bullet');
+      for (const l of kids(a, 'lvl'))
+        levels.set(Number(attr(l, 'ilvl') ?? 0), attr(kid(l, 'numFmt') ?? l, 'val') ?? 'bullet');
       abstractFormats.set(attr(a, 'abstractNumId') ?? '', levels);
     }
-    for (const n of kids(root, 'num')) numToAbstract.set(attr(n, 'numId') ?? '', attr(kid(n, 'abstractNumId') ?? n, 'val') ?? '');
+    for (const n of kids(root, 'num'))
+      numToAbstract.set(attr(n, 'numId') ?? '', attr(kid(n, 'abstractNumId') ?? n, 'val') ?? '');
   }
   const listFormat = (numId: string, ilvl: number): 'bullet' | 'ordered' | null => {
     if (numId === '0') return null; // numId 0 removes numbering
@@ -120,7 +122,8 @@ export async function parseDocx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
   if (ctx.noteOrder.length) {
     for (const id of ctx.noteOrder) markdown = markdown.replace(FN(ctx.notes.get(id)!.n), `[^${ctx.notes.get(id)!.n}]`);
     markdown +=
-      '\n\n' + ctx.noteOrder.map((id) => `[^${ctx.notes.get(id)!.n}]: ${ctx.noteText.get(id) ?? ''}`.trimEnd()).join('\n');
+      '\n\n' +
+      ctx.noteOrder.map((id) => `[^${ctx.notes.get(id)!.n}]: ${ctx.noteText.get(id) ?? ''}`.trimEnd()).join('\n');
   }
   const metadata = compact(await coreProperties(zip));
   return { kind: 'docx', markdown, metadata, numPages: 1, warnings: [] };
@@ -227,7 +230,14 @@ function paragraphRuns(p: Element, ctx: Ctx, href?: string): Run[] {
       const anchor = attr(c, 'anchor');
       const target = rel ? rel.target + (anchor ? `#${anchor}` : '') : anchor ? `#${anchor}` : undefined;
       runs.push(...paragraphRuns(c, ctx, target ?? href));
-    } else if (name === 'ins' || name === 'smartTag' || name === 'fldSimple' || name === 'customXml' || name === 'dir' || name === 'bdo') {
+    } else if (
+      name === 'ins' ||
+      name === 'smartTag' ||
+      name === 'fldSimple' ||
+      name === 'customXml' ||
+      name === 'dir' ||
+      name === 'bdo'
+    ) {
       runs.push(...paragraphRuns(c, ctx, href));
     } else if (name === 'sdt') {
       runs.push(...paragraphRuns(kid(c, 'sdtContent') ?? c, ctx, href));
@@ -287,7 +297,8 @@ function image(el: Element, ctx: Ctx): string | undefined {
   const rel = id ? ctx.rels.get(id) : undefined;
   if (!rel) return undefined;
   const docPr = descendant(el, 'docPr');
-  const alt = (docPr && (attr(docPr, 'descr') || attr(docPr, 'title') || attr(docPr, 'name'))) || attr(blip, 'title') || '';
+  const alt =
+    (docPr && (attr(docPr, 'descr') || attr(docPr, 'title') || attr(docPr, 'name'))) || attr(blip, 'title') || '';
   const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   return `<img src="${esc(rel.target)}" alt="${esc(alt)}">`;
 }

@@ -12,7 +12,12 @@ import { decodeText } from './charset.ts';
 import { throwIfAborted } from './zip.ts';
 import { DocumentError } from '../errors.ts';
 
-const CHAPTER_TYPES = new Set(['application/xhtml+xml', 'text/html', 'application/x-dtbook+xml', 'text/x-oeb1-document']);
+const CHAPTER_TYPES = new Set([
+  'application/xhtml+xml',
+  'text/html',
+  'application/x-dtbook+xml',
+  'text/x-oeb1-document',
+]);
 
 export async function parseEpub(bytes: Uint8Array, opts: ParseOptions = {}): Promise<ParsedDocument> {
   const zip = open(bytes, 'EPUB', opts);
@@ -35,7 +40,8 @@ export async function parseEpub(bytes: Uint8Array, opts: ParseOptions = {}): Pro
       if (!v) continue;
       const n = local(el.name);
       if (n === 'creator') creators.push(v);
-      else if (['title', 'language', 'identifier', 'publisher', 'date', 'description', 'subject'].includes(n)) metadata[n] ??= v;
+      else if (['title', 'language', 'identifier', 'publisher', 'date', 'description', 'subject'].includes(n))
+        metadata[n] ??= v;
       else if (n === 'meta' && attr(el, 'property') === 'dcterms:modified') metadata.modified = v;
     }
     if (creators.length) metadata.author = creators.join(', ');

@@ -18,7 +18,14 @@ export function runsToHtml(runs: Run[]): string {
   for (const r of runs) {
     if (!r.text) continue;
     const last = merged[merged.length - 1];
-    if (last && !last.html && !r.html && !!last.bold === !!r.bold && !!last.italic === !!r.italic && last.href === r.href) {
+    if (
+      last &&
+      !last.html &&
+      !r.html &&
+      !!last.bold === !!r.bold &&
+      !!last.italic === !!r.italic &&
+      last.href === r.href
+    ) {
       last.text += r.text;
     } else merged.push({ ...r });
   }

@@ -36,21 +36,35 @@ const PARSERS: Record<DocumentKind, Parser> = {
   text: (bytes) => parseText(bytes, 'text'),
   markdown: (bytes) => parseText(bytes, 'markdown'),
   html: (bytes, opts) => {
-    if (!opts.html) throw new DocumentError('DOCUMENT_UNSUPPORTED', 'HTML documents are converted by the web pipeline (no HTML converter was given)');
+    if (!opts.html)
+      throw new DocumentError(
+        'DOCUMENT_UNSUPPORTED',
+        'HTML documents are converted by the web pipeline (no HTML converter was given)',
+      );
     return opts.html(bytes, opts);
   },
 };
 
-export async function parseDocument(bytes: Uint8Array, kind: DocumentKind, opts: ParseDocumentOptions = {}): Promise<ParsedDocument> {
+export async function parseDocument(
+  bytes: Uint8Array,
+  kind: DocumentKind,
+  opts: ParseDocumentOptions = {},
+): Promise<ParsedDocument> {
   throwIfAborted(opts.signal);
   try {
-    if (!Object.hasOwn(PARSERS, kind)) throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${String(kind)}`);
+    if (!Object.hasOwn(PARSERS, kind))
+      throw new DocumentError('DOCUMENT_UNSUPPORTED', `Unsupported document type: ${String(kind)}`);
     return await PARSERS[kind](bytes, opts);
   } catch (err) {
     if (err instanceof DocumentError) throw err;
-    if (opts.signal?.aborted) throw new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted', { cause: err });
-    throw new DocumentError('DOCUMENT_CORRUPT', `The ${kind} document could not be parsed: ${(err as Error)?.message ?? String(err)}`, {
-      cause: err,
-    });
+    if (opts.signal?.aborted)
+      throw new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted', { cause: err });
+    throw new DocumentError(
+      'DOCUMENT_CORRUPT',
+      `The ${kind} document could not be parsed: ${(err as Error)?.message ?? String(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
 }

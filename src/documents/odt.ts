@@ -151,7 +151,13 @@ function headingRuns(runs: Run[]): Run[] {
   return runs.map((r) => (r.bold ? { ...r, bold: false } : r));
 }
 
-export function listItems(listEl: Element, level: number, styleName: string | undefined, ctx: OdfCtx, out: ListBuilder): void {
+export function listItems(
+  listEl: Element,
+  level: number,
+  styleName: string | undefined,
+  ctx: OdfCtx,
+  out: ListBuilder,
+): void {
   const style = attr(listEl, 'style-name') ?? styleName;
   const ordered = ctx.listStyles.get(style ?? '')?.get(level + 1) ?? false;
   for (const item of kids(listEl)) {

@@ -46,7 +46,11 @@ export async function readRels(zip: ZipArchive, part: string): Promise<Map<strin
   for (const r of kids(root, 'Relationship')) {
     const id = attr(r, 'Id');
     if (!id) continue;
-    out.set(id, { type: attr(r, 'Type') ?? '', target: attr(r, 'Target') ?? '', external: attr(r, 'TargetMode') === 'External' });
+    out.set(id, {
+      type: attr(r, 'Type') ?? '',
+      target: attr(r, 'Target') ?? '',
+      external: attr(r, 'TargetMode') === 'External',
+    });
   }
   return out;
 }
@@ -137,7 +141,9 @@ export async function odfMetadata(zip: ZipArchive): Promise<Record<string, strin
 }
 
 /** Drops undefined values (metadata records stay compact and comparable). */
-export function compact(meta: Record<string, string | number | undefined>): Record<string, string | number | undefined> {
+export function compact(
+  meta: Record<string, string | number | undefined>,
+): Record<string, string | number | undefined> {
   const out: Record<string, string | number | undefined> = {};
   for (const [k, v] of Object.entries(meta)) if (v !== undefined && v !== '') out[k] = v;
   return out;

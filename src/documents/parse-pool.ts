@@ -54,8 +54,7 @@ interface Slot {
 
 /** Worker → main messages. */
 export type WorkerReply =
-  | { ok: true; document: ParsedDocument; ocrPages: number }
-  | { ok: false; code: string; message: string };
+  { ok: true; document: ParsedDocument; ocrPages: number } | { ok: false; code: string; message: string };
 
 const WORKER_URL = new URL('./parse-thread.ts', import.meta.url);
 
@@ -85,7 +84,13 @@ export class ParsePool {
    * with DocumentError (every parser failure, DOCUMENT_TIMEOUT after `timeoutMs`), or
    * ParsePoolBusyError when the queue is full.
    */
-  parse(bytes: Uint8Array, kind: DocumentKind, options: PoolParseOptions, timeoutMs: number, signal?: AbortSignal): Promise<PoolResult> {
+  parse(
+    bytes: Uint8Array,
+    kind: DocumentKind,
+    options: PoolParseOptions,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<PoolResult> {
     if (this.#closed) return Promise.reject(new DocumentError('DOCUMENT_TIMEOUT', 'The parser pool is shutting down'));
     if (signal?.aborted) return Promise.reject(new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted'));
     return new Promise<PoolResult>((resolve, reject) => {
@@ -94,14 +99,20 @@ export class ParsePool {
       if (idle) return this.#run(idle, job);
       if (this.#slots.size < this.size) return this.#run(this.#spawn(), job);
       if (this.#queue.length >= this.#maxQueue) {
-        reject(new ParsePoolBusyError(`All ${this.size} parser threads are busy and ${this.#queue.length} documents are waiting; retry later`));
+        reject(
+          new ParsePoolBusyError(
+            `All ${this.size} parser threads are busy and ${this.#queue.length} documents are waiting; retry later`,
+          ),
+        );
         return;
       }
       if (signal) {
         job.onAbort = () => {
           const i = this.#queue.indexOf(job);
           if (i >= 0) this.#queue.splice(i, 1);
-          reject(new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted while waiting for a parser thread'));
+          reject(
+            new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted while waiting for a parser thread'),
+          );
         };
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
@@ -112,7 +123,8 @@ export class ParsePool {
   /** Terminates every worker; queued and running jobs fail. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#queue.splice(0)) job.reject(new DocumentError('DOCUMENT_TIMEOUT', 'The parser pool was closed'));
+    for (const job of this.#queue.splice(0))
+      job.reject(new DocumentError('DOCUMENT_TIMEOUT', 'The parser pool was closed'));
     const slots = [...this.#slots];
     this.#slots.clear();
     await Promise.all(
@@ -142,7 +154,10 @@ export class ParsePool {
     slot.job = job;
     // Transfer, not copy: a view on part of a larger buffer (Buffer's pool) is copied once first.
     const b = job.bytes;
-    const owned = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? b : new Uint8Array(b);
+    const owned =
+      b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer
+        ? b
+        : new Uint8Array(b);
     const buffer = owned.buffer as ArrayBuffer;
     slot.timer = setTimeout(() => this.#timedOut(slot), job.timeoutMs + this.#graceMs);
     job.onAbort = () => this.#kill(slot, new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted'));
@@ -183,9 +198,15 @@ export class ParsePool {
     slot.worker.on('error', () => undefined);
     void slot.worker.terminate().catch(() => undefined);
     if (job) {
-      const oom = /ERR_WORKER_OUT_OF_MEMORY|out of memory|heap/i.test(`${(err as { code?: string }).code ?? ''} ${err.message}`);
+      const oom = /ERR_WORKER_OUT_OF_MEMORY|out of memory|heap/i.test(
+        `${(err as { code?: string }).code ?? ''} ${err.message}`,
+      );
       const why = oom ? `ran out of memory (limit ${this.#heapMb} MB)` : `crashed (${err.message})`;
-      job.reject(new DocumentError('DOCUMENT_CORRUPT', `The ${job.kind} parser ${why}; the document could not be parsed`, { cause: err }));
+      job.reject(
+        new DocumentError('DOCUMENT_CORRUPT', `The ${job.kind} parser ${why}; the document could not be parsed`, {
+          cause: err,
+        }),
+      );
     }
     this.#drain();
   }

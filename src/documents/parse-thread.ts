@@ -35,6 +35,10 @@ async function handle(req: Request): Promise<WorkerReply> {
     return { ok: true, document, ocrPages };
   } catch (err) {
     if (err instanceof DocumentError) return { ok: false, code: err.code, message: err.message };
-    return { ok: false, code: 'DOCUMENT_CORRUPT', message: `The ${req.kind} document could not be parsed: ${(err as Error)?.message ?? String(err)}` };
+    return {
+      ok: false,
+      code: 'DOCUMENT_CORRUPT',
+      message: `The ${req.kind} document could not be parsed: ${(err as Error)?.message ?? String(err)}`,
+    };
   }
 }

@@ -108,7 +108,10 @@ function isoDate(v: unknown): string | undefined {
   }
 }
 
-async function readMetadata(doc: PDFDocumentProxy, signal: AbortSignal | undefined): Promise<Record<string, string | number | undefined>> {
+async function readMetadata(
+  doc: PDFDocumentProxy,
+  signal: AbortSignal | undefined,
+): Promise<Record<string, string | number | undefined>> {
   const meta: Record<string, string | number | undefined> = { numPages: doc.numPages };
   try {
     const { info, metadata } = await guard(doc.getMetadata(), signal);
@@ -146,7 +149,10 @@ async function readMetadata(doc: PDFDocumentProxy, signal: AbortSignal | undefin
 async function readPage(page: PDFPageProxy, signal: AbortSignal | undefined): Promise<PageData> {
   const vp = page.getViewport({ scale: 1 });
   const [va, vb, vc, vd, ve, vf] = vp.transform;
-  const content = await guard(page.getTextContent({ includeMarkedContent: false, disableNormalization: false }), signal);
+  const content = await guard(
+    page.getTextContent({ includeMarkedContent: false, disableNormalization: false }),
+    signal,
+  );
   const items: TextItem[] = [];
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
@@ -175,12 +181,21 @@ async function readPage(page: PDFPageProxy, signal: AbortSignal | undefined): Pr
 
 async function hasImages(page: PDFPageProxy, signal: AbortSignal | undefined): Promise<boolean> {
   const ops = await guard(page.getOperatorList(), signal);
-  const wanted = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat]);
+  const wanted = new Set<number>([
+    OPS.paintImageXObject,
+    OPS.paintInlineImageXObject,
+    OPS.paintImageMaskXObject,
+    OPS.paintImageXObjectRepeat,
+  ]);
   return ops.fnArray.some((f) => wanted.has(f));
 }
 
 /** Renders the page and recognises it; items in page points with word confidences. */
-async function ocrPage(page: PDFPageProxy, doc: PDFDocumentProxy, opts: PdfParseOptions): Promise<{ items: TextItem[]; words: number }> {
+async function ocrPage(
+  page: PDFPageProxy,
+  doc: PDFDocumentProxy,
+  opts: PdfParseOptions,
+): Promise<{ items: TextItem[]; words: number }> {
   let dpi = opts.ocrDpi ?? 300;
   const base = page.getViewport({ scale: 1 });
   const maxSide = 6000;
@@ -194,7 +209,12 @@ async function ocrPage(page: PDFPageProxy, doc: PDFDocumentProxy, opts: PdfParse
   const cc = factory.create(Math.ceil(vp.width), Math.ceil(vp.height));
   let png: Uint8Array;
   try {
-    const task = page.render({ canvasContext: cc.context as never, canvas: cc.canvas as never, viewport: vp, background: 'white' });
+    const task = page.render({
+      canvasContext: cc.context as never,
+      canvas: cc.canvas as never,
+      viewport: vp,
+      background: 'white',
+    });
     try {
       await guard(task.promise, opts.signal);
     } catch (err) {
@@ -205,7 +225,11 @@ async function ocrPage(page: PDFPageProxy, doc: PDFDocumentProxy, opts: PdfParse
   } finally {
     factory.destroy(cc);
   }
-  const words = await recognise(png, { tesseractPath: opts.tesseractPath, language: opts.ocrLanguage, signal: opts.signal });
+  const words = await recognise(png, {
+    tesseractPath: opts.tesseractPath,
+    language: opts.ocrLanguage,
+    signal: opts.signal,
+  });
   const k = 72 / dpi;
   // Line boxes give a steadier baseline and size than single words (ascenders, descenders).
   const lineBox = new Map<string, { top: number; bottom: number }>();
@@ -271,7 +295,8 @@ export async function parsePdf(data: Uint8Array, opts: PdfParseOptions = {}): Pr
     try {
       doc = await guard(task.promise, signal);
     } catch (err) {
-      if (!(err instanceof DocumentError) && (err as { name?: string })?.name === 'PasswordException') throw mapError(err);
+      if (!(err instanceof DocumentError) && (err as { name?: string })?.name === 'PasswordException')
+        throw mapError(err);
       if (signal?.aborted) throw abortError(signal);
       throw mapError(err);
     }
@@ -290,7 +315,13 @@ export async function parsePdf(data: Uint8Array, opts: PdfParseOptions = {}): Pr
         proxies.push(page);
         pages.push(
           mode === 'ocr'
-            ? { pageNumber: n, width: page.view[2] - page.view[0], height: page.view[3] - page.view[1], lines: [], noText: true }
+            ? {
+                pageNumber: n,
+                width: page.view[2] - page.view[0],
+                height: page.view[3] - page.view[1],
+                lines: [],
+                noText: true,
+              }
             : await readPage(page, signal),
         );
       } catch (err) {
@@ -301,7 +332,8 @@ export async function parsePdf(data: Uint8Array, opts: PdfParseOptions = {}): Pr
         proxies.push(null as unknown as PDFPageProxy);
       }
     }
-    if (limit > 0 && failed === limit) throw new DocumentError('DOCUMENT_CORRUPT', 'the PDF cannot be read: no page could be read');
+    if (limit > 0 && failed === limit)
+      throw new DocumentError('DOCUMENT_CORRUPT', 'the PDF cannot be read: no page could be read');
 
     // Phase 2: OCR pages without a text layer (auto) or every page (ocr).
     const ocrPages = new Map<number, number>();
@@ -325,12 +357,16 @@ export async function parsePdf(data: Uint8Array, opts: PdfParseOptions = {}): Pr
               ocrPages.set(i, r.words);
             } catch (err) {
               if (signal?.aborted) throw abortError(signal);
-              warnings.push(`page ${pages[i].pageNumber}: OCR failed: ${err instanceof Error ? err.message : String(err)}`);
+              warnings.push(
+                `page ${pages[i].pageNumber}: OCR failed: ${err instanceof Error ? err.message : String(err)}`,
+              );
             }
           }
         } else {
           for (const i of candidates) {
-            warnings.push(`page ${pages[i].pageNumber} has no text layer; OCR needs tesseract (apt-get install tesseract-ocr)`);
+            warnings.push(
+              `page ${pages[i].pageNumber} has no text layer; OCR needs tesseract (apt-get install tesseract-ocr)`,
+            );
           }
         }
       }

@@ -19,7 +19,13 @@ interface Sheet {
   rows: SparseRow[];
 }
 
-function render(kind: 'xlsx' | 'ods', sheets: Sheet[], warnings: string[], metadata: ParsedDocument['metadata'], opts: ParseOptions): ParsedDocument {
+function render(
+  kind: 'xlsx' | 'ods',
+  sheets: Sheet[],
+  warnings: string[],
+  metadata: ParsedDocument['metadata'],
+  opts: ParseOptions,
+): ParsedDocument {
   const sections = sheets.map((s) => {
     const table = gridToMarkdown(s.rows);
     return `## ${s.name.replace(/\s+/g, ' ').trim() || 'Sheet'}` + (table ? `\n\n${table}` : '');
@@ -131,11 +137,14 @@ export async function parseXlsx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
   if (stylesPart && zip.has(stylesPart)) {
     const st = await readXml(zip, stylesPart);
     const custom = new Map<number, string>();
-    for (const f of kids(kid(st, 'numFmts') ?? st, 'numFmt')) custom.set(Number(attr(f, 'numFmtId')), attr(f, 'formatCode') ?? '');
+    for (const f of kids(kid(st, 'numFmts') ?? st, 'numFmt'))
+      custom.set(Number(attr(f, 'numFmtId')), attr(f, 'formatCode') ?? '');
     for (const xf of kids(kid(st, 'cellXfs') ?? st, 'xf')) {
       const id = Number(attr(xf, 'numFmtId') ?? 0);
       const code = custom.get(id);
-      xfDate.push(code !== undefined ? dateKind(code) : BUILTIN_DATE.has(id) ? 'date' : BUILTIN_TIME.has(id) ? 'time' : null);
+      xfDate.push(
+        code !== undefined ? dateKind(code) : BUILTIN_DATE.has(id) ? 'date' : BUILTIN_TIME.has(id) ? 'time' : null,
+      );
     }
   }
 
@@ -209,9 +218,17 @@ async function xlsxSheet(
         else {
           const kind = xfDate[style];
           const num = Number(value);
-          out = kind && value.trim() !== '' && Number.isFinite(num) ? serialToIso(num, kind, date1904) : formatNumber(value);
+          out =
+            kind && value.trim() !== '' && Number.isFinite(num)
+              ? serialToIso(num, kind, date1904)
+              : formatNumber(value);
         }
-        if (out.trim() !== '' && col >= 0 && col < 16384 && (row.cols.length === 0 || row.cols[row.cols.length - 1] < col)) {
+        if (
+          out.trim() !== '' &&
+          col >= 0 &&
+          col < 16384 &&
+          (row.cols.length === 0 || row.cols[row.cols.length - 1] < col)
+        ) {
           row.cols.push(col);
           row.values.push(out);
         }
@@ -282,9 +299,11 @@ export async function parseOds(bytes: Uint8Array, opts: ParseOptions = {}): Prom
           if (tableDepth !== 1) return;
           const type = a['office:value-type'];
           let typed: string | undefined;
-          if (type === 'float' || type === 'percentage' || type === 'currency') typed = formatNumber(a['office:value'] ?? '');
+          if (type === 'float' || type === 'percentage' || type === 'currency')
+            typed = formatNumber(a['office:value'] ?? '');
           else if (type === 'date') typed = a['office:date-value']?.trim();
-          else if (type === 'time') typed = a['office:time-value'] !== undefined ? odsTime(a['office:time-value']) : undefined;
+          else if (type === 'time')
+            typed = a['office:time-value'] !== undefined ? odsTime(a['office:time-value']) : undefined;
           else if (type === 'boolean') typed = a['office:boolean-value'] === 'true' ? 'TRUE' : 'FALSE';
           cell = {
             repeat: Math.max(1, Number(a['table:number-columns-repeated'] ?? 1) || 1),

@@ -9,7 +9,17 @@
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
 import { inline, listItems, type OdfCtx, openOdf, tableRows } from './odt.ts';
-import { compact, coreProperties, mainPart, odfMetadata, open, readRels, readXml, type Rel, resolvePart } from './package.ts';
+import {
+  compact,
+  coreProperties,
+  mainPart,
+  odfMetadata,
+  open,
+  readRels,
+  readXml,
+  type Rel,
+  resolvePart,
+} from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, descendants, escapeHtml, kid, kids, local, relAttr, textOf } from './xml.ts';
 import { throwIfAborted } from './zip.ts';
@@ -23,14 +33,25 @@ interface SlideContent {
   notes: string;
 }
 
-function renderSlides(kind: 'pptx' | 'odp', slides: SlideContent[], metadata: ParsedDocument['metadata'], opts: ParseOptions): ParsedDocument {
+function renderSlides(
+  kind: 'pptx' | 'odp',
+  slides: SlideContent[],
+  metadata: ParsedDocument['metadata'],
+  opts: ParseOptions,
+): ParsedDocument {
   const sections = slides.map((s, i) => {
     const title = s.title.replace(/\s+/g, ' ').trim();
     let html = `<h2>Slide ${i + 1}${title ? `: ${escapeHtml(title)}` : ''}</h2>${s.body}`;
     if (s.notes.trim()) html += `<blockquote><p><strong>Notes:</strong></p>${s.notes}</blockquote>`;
     return toMarkdown(html);
   });
-  const doc: ParsedDocument = { kind, markdown: sections.join('\n\n'), metadata, numPages: slides.length, warnings: [] };
+  const doc: ParsedDocument = {
+    kind,
+    markdown: sections.join('\n\n'),
+    metadata,
+    numPages: slides.length,
+    warnings: [],
+  };
   if (opts.pages) doc.pages = sections.map((markdown, i) => ({ pageNumber: i + 1, markdown }));
   return doc;
 }
@@ -81,9 +102,14 @@ function pptxTable(tbl: Element, rels: Map<string, Rel>): string {
   for (const tr of kids(tbl, 'tr')) {
     const row: string[] = [];
     for (const tc of kids(tr, 'tc')) {
-      const covered = ['1', 'true'].includes(attr(tc, 'hMerge') ?? '') || ['1', 'true'].includes(attr(tc, 'vMerge') ?? '');
+      const covered =
+        ['1', 'true'].includes(attr(tc, 'hMerge') ?? '') || ['1', 'true'].includes(attr(tc, 'vMerge') ?? '');
       const body = kid(tc, 'txBody');
-      const paras = body ? kids(body, 'p').map((p) => runsToHtml(paragraphRuns(p, rels))).filter((s) => s.trim()) : [];
+      const paras = body
+        ? kids(body, 'p')
+            .map((p) => runsToHtml(paragraphRuns(p, rels)))
+            .filter((s) => s.trim())
+        : [];
       row.push(covered ? '' : paras.join('<br>'));
     }
     rows.push(row);
@@ -102,7 +128,12 @@ function shapesHtml(tree: Element, rels: Map<string, Rel>, slide: { title: strin
       if (!body) continue;
       if (type === 'title' || type === 'ctrTitle') {
         const t = kids(body, 'p')
-          .map((p) => paragraphRuns(p, rels).filter((r) => !r.html).map((r) => r.text).join(''))
+          .map((p) =>
+            paragraphRuns(p, rels)
+              .filter((r) => !r.html)
+              .map((r) => r.text)
+              .join(''),
+          )
           .join(' ')
           .trim();
         if (!slide.title) slide.title = t;
@@ -193,7 +224,8 @@ function odpFrames(container: Element, ctx: OdfCtx, slide: { title: string }): s
       else if (t) out += `<p>${escapeHtml(t)}</p>`;
       continue;
     }
-    if (cls === 'page-number' || cls === 'footer' || cls === 'date-time' || cls === 'header' || cls === 'page') continue;
+    if (cls === 'page-number' || cls === 'footer' || cls === 'date-time' || cls === 'header' || cls === 'page')
+      continue;
     const table = kid(el, 'table');
     if (table) {
       out += tableHtml(tableRows(table, ctx));
@@ -246,4 +278,3 @@ export async function parseOdp(bytes: Uint8Array, opts: ParseOptions = {}): Prom
   }
   return renderSlides('odp', slides, compact(await odfMetadata(zip)), opts);
 }
-

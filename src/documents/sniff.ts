@@ -11,7 +11,12 @@ export function hasPdfHeader(b: Uint8Array): boolean {
 
 /** A zip container (a local file header, or the end record of an empty archive): OOXML, ODF, EPUB. */
 export function isZip(b: Uint8Array): boolean {
-  return b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && ((b[2] === 0x03 && b[3] === 0x04) || (b[2] === 0x05 && b[3] === 0x06));
+  return (
+    b.length >= 4 &&
+    b[0] === 0x50 &&
+    b[1] === 0x4b &&
+    ((b[2] === 0x03 && b[3] === 0x04) || (b[2] === 0x05 && b[3] === 0x06))
+  );
 }
 
 /**
@@ -21,7 +26,9 @@ export function isZip(b: Uint8Array): boolean {
  */
 export function sniffHtml(head: string): 'document' | 'fragment' | undefined {
   if (
-    /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<!doctype html|^<html[\s>]|^<(head|body|meta|title|div|p|h1|table)[\s>]/.test(head) ||
+    /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<!doctype html|^<html[\s>]|^<(head|body|meta|title|div|p|h1|table)[\s>]/.test(
+      head,
+    ) ||
     /<html[\s>]/.test(head)
   ) {
     return 'document';
@@ -41,16 +48,22 @@ export const SNIFF_BYTES = 1024;
  */
 export function sniffMedia(head: Buffer): Sniffed | undefined {
   const b = head.subarray(0, SNIFF_BYTES);
-  const text = b.toString('latin1').replace(/^\xEF\xBB\xBF/, '').trimStart();
+  const text = b
+    .toString('latin1')
+    .replace(/^\xEF\xBB\xBF/, '')
+    .trimStart();
   if (text.startsWith('#EXTM3U')) return { kind: 'hls' };
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<([\w-]+:)?MPD[\s>]/.test(text)) return { kind: 'dash' };
-  const at = (offset: number, ascii: string) => b.length >= offset + ascii.length && b.toString('latin1', offset, offset + ascii.length) === ascii;
-  if (at(4, 'ftyp')) return { kind: 'file', track: /^(M4[ABP] |F4[AB] )$/.test(b.toString('latin1', 8, 12)) ? 'audio' : 'video' };
+  const at = (offset: number, ascii: string) =>
+    b.length >= offset + ascii.length && b.toString('latin1', offset, offset + ascii.length) === ascii;
+  if (at(4, 'ftyp'))
+    return { kind: 'file', track: /^(M4[ABP] |F4[AB] )$/.test(b.toString('latin1', 8, 12)) ? 'audio' : 'video' };
   // A QuickTime file without ftyp starts with one of its top-level atoms.
   if (at(4, 'moov') || at(4, 'mdat') || at(4, 'wide')) return { kind: 'file', track: 'video' };
   if (b.length >= 4 && b.readUInt32BE(0) === 0x1a45dfa3) return { kind: 'file', track: 'video' }; // EBML: WebM, Matroska
   // MPEG-TS: 188-byte packets, each starting with the sync byte 0x47.
-  if (b.length >= 189 && b[0] === 0x47 && b[188] === 0x47 && (b.length < 377 || b[376] === 0x47)) return { kind: 'file', track: 'video' };
+  if (b.length >= 189 && b[0] === 0x47 && b[188] === 0x47 && (b.length < 377 || b[376] === 0x47))
+    return { kind: 'file', track: 'video' };
   if (at(0, 'ID3') || mpegAudioFrame(b)) return { kind: 'file', track: 'audio' };
   if (at(0, 'OggS')) return { kind: 'file', track: text.includes('\x80theora') ? 'video' : 'audio' };
   if (at(0, 'fLaC') || (at(0, 'RIFF') && at(8, 'WAVE'))) return { kind: 'file', track: 'audio' };

@@ -11,12 +11,7 @@ export interface SparseRow {
 
 /** A cell's text in a table: pipes escaped, line breaks as `<br>`, whitespace runs kept but trimmed. */
 export function escapeCell(s: string): string {
-  return s
-    .replace(/\r\n?/g, '\n')
-    .trim()
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/\n/g, '<br>');
+  return s.replace(/\r\n?/g, '\n').trim().replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\n/g, '<br>');
 }
 
 /**

@@ -7,7 +7,12 @@ export function normaliseNewlines(s: string): string {
   return s.replace(/\r\n?/g, '\n');
 }
 
-export function parseText(bytes: Uint8Array, kind: Extract<DocumentKind, 'text' | 'markdown'> = 'text'): ParsedDocument {
-  const markdown = normaliseNewlines(decodeText(bytes, '', false, 'file').text).replace(/^\uFEFF/, '').replace(/\s+$/, '');
+export function parseText(
+  bytes: Uint8Array,
+  kind: Extract<DocumentKind, 'text' | 'markdown'> = 'text',
+): ParsedDocument {
+  const markdown = normaliseNewlines(decodeText(bytes, '', false, 'file').text)
+    .replace(/^\uFEFF/, '')
+    .replace(/\s+$/, '');
   return { kind, markdown, metadata: {}, numPages: 1, warnings: [] };
 }

@@ -6,7 +6,8 @@
 // else for bad input (corrupt, truncated, encrypted, too large when decompressed).
 
 /** Document kinds Gleaner parses (detected from content first: src/documents/detect.ts). */
-export type DocumentKind = 'pdf' | 'docx' | 'odt' | 'xlsx' | 'ods' | 'csv' | 'pptx' | 'odp' | 'epub' | 'html' | 'text' | 'markdown';
+export type DocumentKind =
+  'pdf' | 'docx' | 'odt' | 'xlsx' | 'ods' | 'csv' | 'pptx' | 'odp' | 'epub' | 'html' | 'text' | 'markdown';
 
 export interface ParseOptions {
   /** PDF: parse at most this many pages (the rest are left out; a warning says so). */

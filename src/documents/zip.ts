@@ -51,7 +51,8 @@ export function cfbHasStream(b: Uint8Array, name: string): boolean {
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted', { cause: signal.reason });
+  if (signal?.aborted)
+    throw new DocumentError('DOCUMENT_TIMEOUT', 'Document parsing was aborted', { cause: signal.reason });
 }
 
 const corrupt = (msg: string): DocumentError => new DocumentError('DOCUMENT_CORRUPT', `Corrupt archive: ${msg}`);
@@ -175,7 +176,10 @@ export class ZipArchive {
     if (!e) throw corrupt(`missing part ${name}`);
     if (e.flags & 1) throw new DocumentError('DOCUMENT_ENCRYPTED', `The archive entry ${name} is encrypted`);
     if (e.method !== 0 && e.method !== 8) {
-      throw new DocumentError('DOCUMENT_UNSUPPORTED', `Zip compression method ${e.method} (entry ${name}) is not supported`);
+      throw new DocumentError(
+        'DOCUMENT_UNSUPPORTED',
+        `Zip compression method ${e.method} (entry ${name}) is not supported`,
+      );
     }
     return e;
   }
@@ -317,7 +321,10 @@ async function yieldNow(signal: AbortSignal | undefined): Promise<void> {
 export function openZip(bytes: Uint8Array, what: string, opts: ZipOptions = {}): ZipArchive {
   if (isCfb(bytes)) {
     if (cfbHasStream(bytes, 'EncryptedPackage')) {
-      throw new DocumentError('DOCUMENT_ENCRYPTED', `The ${what} file is password-protected (encrypted Office package)`);
+      throw new DocumentError(
+        'DOCUMENT_ENCRYPTED',
+        `The ${what} file is password-protected (encrypted Office package)`,
+      );
     }
     throw new DocumentError('DOCUMENT_UNSUPPORTED', `The file is a legacy OLE compound document, not a ${what} file`);
   }

@@ -62,14 +62,22 @@ export class Extractor {
   /** POST /v2/extract: validates, records the job and the extract, queues it. */
   async start(caller: Caller, req: ExtractRequest, publicUrl: string): Promise<{ id: string; invalidURLs?: string[] }> {
     const { db, queue } = this.#d;
-    if (req.enableWebSearch) refuse('enableWebSearch', 'no search backend is configured; list the pages in urls (a trailing "/*" covers a site path)');
+    if (req.enableWebSearch)
+      refuse(
+        'enableWebSearch',
+        'no search backend is configured; list the pages in urls (a trailing "/*" covers a site path)',
+      );
     if (req.prompt === undefined && req.schema === undefined) refuse('prompt', 'give a prompt, a schema or both');
     if (req.prompt !== undefined && !req.prompt.trim() && req.schema === undefined) refuse('prompt', 'is empty');
     if (req.schema !== undefined) {
       const problem = checkJsonSchema(req.schema);
       if (problem) refuse('schema', `not a usable JSON Schema: ${problem}`);
     }
-    if (req.scrapeOptions.zeroDataRetention) refuse('scrapeOptions.zeroDataRetention', 'extract results are stored until they expire; not supported for extracts');
+    if (req.scrapeOptions.zeroDataRetention)
+      refuse(
+        'scrapeOptions.zeroDataRetention',
+        'extract results are stored until they expire; not supported for extracts',
+      );
     const valid: string[] = [];
     const invalidURLs: string[] = [];
     req.urls.forEach((u, i) => {
@@ -79,7 +87,11 @@ export class Extractor {
         const url = normalizeUrl(parsed.data) ?? parsed.data;
         valid.push(base ? `${url.replace(/\/$/, '')}/*` : url);
       } else if (req.ignoreInvalidURLs) invalidURLs.push(u);
-      else refuse(`urls.${i}`, `"${u.slice(0, 200)}" is not an http(s) URL (ignoreInvalidURLs: true leaves such URLs out)`);
+      else
+        refuse(
+          `urls.${i}`,
+          `"${u.slice(0, 200)}" is not an http(s) URL (ignoreInvalidURLs: true leaves such URLs out)`,
+        );
     });
     if (valid.length === 0) refuse('urls', 'no valid http(s) URL');
     const first = globBase(valid[0]) ?? valid[0];
@@ -87,7 +99,11 @@ export class Extractor {
 
     const { origin: _o, integration: _i, ...rest } = req;
     const stored: StoredRequest = { ...rest, validUrls: valid };
-    const job = await createBillableJob(db, { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'extract', status: 'queued', target: first }, 1);
+    const job = await createBillableJob(
+      db,
+      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'extract', status: 'queued', target: first },
+      1,
+    );
     await db.query(
       `INSERT INTO extracts (id, team_id, api_key_id, request, public_url, expires_at)
        VALUES ($1, $2, $3, $4::jsonb, $5, clock_timestamp() + $6 * interval '1 millisecond')`,
@@ -108,7 +124,10 @@ export class Extractor {
     const done = e.status === 'completed';
     let tokensUsed = e.tokensUsed;
     if (e.status === 'processing') {
-      const { rows: t } = await this.#d.db.query<{ n: number }>('SELECT COALESCE(sum(tokens), 0)::int AS n FROM token_usage WHERE job_id = $1', [id]);
+      const { rows: t } = await this.#d.db.query<{ n: number }>(
+        'SELECT COALESCE(sum(tokens), 0)::int AS n FROM token_usage WHERE job_id = $1',
+        [id],
+      );
       tokensUsed = t[0].n;
     }
     return {

@@ -30,7 +30,6 @@ const GROUNDING_CHARS = 8000;
 /** Time one glob's map may take. */
 const MAP_TIMEOUT_MS = 60_000;
 
-
 // jsonb refuses U+0000 and unpaired surrogates in strings.
 function jsonbSafe(_key: string, value: unknown): unknown {
   if (typeof value !== 'string') return value;
@@ -89,8 +88,6 @@ export class ExtractJob {
     return rows[0];
   }
 
-
-
   /** The queue's handler (the class comment). */
   async run(job: Job<{ extractId: string }>): Promise<void> {
     const { db } = this.#d;
@@ -103,7 +100,11 @@ export class ExtractJob {
     } catch (err) {
       if (job.signal.aborted || job.retryCount < RETRIES) throw err;
       // Last attempt: record the failure so the extract ends.
-      await this.#finish(db, e, { status: 'failed', error: `the extract failed: ${(err as Error).message ?? String(err)}`, credits: 0 });
+      await this.#finish(db, e, {
+        status: 'failed',
+        error: `the extract failed: ${(err as Error).message ?? String(err)}`,
+        credits: 0,
+      });
     }
   }
 
@@ -116,7 +117,11 @@ export class ExtractJob {
     // 1. URLs.
     const urls = await this.#expand(o, signal);
     if (urls.length === 0) {
-      await this.#finish(db, e, { status: 'failed', error: 'no page to read: the globs matched no page of their sites', credits: 0 });
+      await this.#finish(db, e, {
+        status: 'failed',
+        error: 'no page to read: the globs matched no page of their sites',
+        credits: 0,
+      });
       return;
     }
 
@@ -127,17 +132,27 @@ export class ExtractJob {
       await this.#finish(db, e, { status: 'failed', error: (err as Error).message, credits: 0 });
       return;
     }
-    const results: ({ ok: true; doc: ScrapeDocument; credits: number } | { ok: false; error: string; credits?: number })[] = new Array(urls.length);
+    const results: (
+      { ok: true; doc: ScrapeDocument; credits: number } | { ok: false; error: string; credits?: number }
+    )[] = new Array(urls.length);
     let next = 0;
     const worker = async () => {
       while (next < urls.length) {
         const i = next++;
         signal.throwIfAborted();
         try {
-          const { document, credits } = await this.#d.scraper.scrapeForParent(caller, pageRequest(o, urls[i]), { publicUrl: e.publicUrl }, e.id);
+          const { document, credits } = await this.#d.scraper.scrapeForParent(
+            caller,
+            pageRequest(o, urls[i]),
+            { publicUrl: e.publicUrl },
+            e.id,
+          );
           const status = document.metadata.statusCode ?? 200;
           // A page answering an error status is still a scrape (charged as one) but gives no data.
-          results[i] = status >= 400 ? { ok: false, error: `${urls[i]}: the page answered ${status}`, credits } : { ok: true, doc: document, credits };
+          results[i] =
+            status >= 400
+              ? { ok: false, error: `${urls[i]}: the page answered ${status}`, credits }
+              : { ok: true, doc: document, credits };
         } catch (err) {
           if (signal.aborted || !(err instanceof ApiError)) throw err;
           results[i] = { ok: false, error: `${urls[i]}: ${err.code}: ${err.message}` };
@@ -157,13 +172,19 @@ export class ExtractJob {
       pages.push(fillOf(r.doc, o.schema));
     }
     if (pages.length === 0) {
-      await this.#finish(db, e, { status: 'failed', error: `no page could be scraped: ${failures[0] ?? 'every page failed'}`, credits });
+      await this.#finish(db, e, {
+        status: 'failed',
+        error: `no page could be scraped: ${failures[0] ?? 'every page failed'}`,
+        credits,
+      });
       return;
     }
 
     // 3. The deterministic fill, merged.
     const merged = mergeFills(pages.map((p) => p.fill)) ?? {};
-    const missing = o.schema ? [...new Set(pages.map((p) => p.missing).reduce((a, b) => a.filter((x) => b.includes(x))))] : [];
+    const missing = o.schema
+      ? [...new Set(pages.map((p) => p.missing).reduce((a, b) => a.filter((x) => b.includes(x))))]
+      : [];
     const detDescription = o.schema
       ? `the schema was filled from the pages' structured data and labels (deterministic), first value found per field across ${pages.length} page(s)` +
         (missing.length ? `; missing ${missing.slice(0, 10).join(', ')}` : '') +
@@ -185,7 +206,10 @@ export class ExtractJob {
         data = merged;
       }
     }
-    if (failures.length) warnings.push(`${failures.length} page(s) could not be read and were left out: ${failures.slice(0, 5).join('; ')}`);
+    if (failures.length)
+      warnings.push(
+        `${failures.length} page(s) could not be read and were left out: ${failures.slice(0, 5).join('; ')}`,
+      );
     await this.#finish(db, e, {
       status: 'completed',
       data,
@@ -258,7 +282,9 @@ export class ExtractJob {
     // The page budget shared: shorter pages leave their unused share to the longer ones.
     const budgets = new Map<number, number>();
     let left = DEFAULT_PAGE_TOKEN_BUDGET;
-    const bySize = pages.map((p, i) => ({ i, tokens: Math.ceil(p.markdown.length / 4) })).sort((a, b) => a.tokens - b.tokens);
+    const bySize = pages
+      .map((p, i) => ({ i, tokens: Math.ceil(p.markdown.length / 4) }))
+      .sort((a, b) => a.tokens - b.tokens);
     bySize.forEach((p, k) => {
       const share = Math.floor(left / (bySize.length - k));
       const give = Math.min(p.tokens, share);
@@ -302,7 +328,14 @@ export class ExtractJob {
   async #finish(
     db: Queryable,
     e: ExtractRow,
-    r: { status: 'completed' | 'failed'; data?: unknown; error?: string; warning?: string | null; sources?: string[]; credits: number },
+    r: {
+      status: 'completed' | 'failed';
+      data?: unknown;
+      error?: string;
+      warning?: string | null;
+      sources?: string[];
+      credits: number;
+    },
   ): Promise<void> {
     await db.query(
       `WITH t AS (

@@ -8,7 +8,11 @@ import type { JsonSchema } from '../llm/json.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const isEmpty = (v: unknown) =>
-  v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+  v === undefined ||
+  v === null ||
+  v === '' ||
+  (Array.isArray(v) && v.length === 0) ||
+  (isObject(v) && Object.keys(v).length === 0);
 
 /** The pages' values together: first non-empty value per field, objects merged, arrays concatenated without duplicates. */
 export function mergeFills(values: unknown[]): unknown {
@@ -33,7 +37,11 @@ function mergeTwo(a: unknown, b: unknown): unknown {
 }
 
 /** The page's main structured data item (JSON-LD first, then the richest), else its title and description. */
-function mainItem(structured: StructuredData | undefined, metadata: Record<string, unknown>, url: string): Record<string, unknown> {
+function mainItem(
+  structured: StructuredData | undefined,
+  metadata: Record<string, unknown>,
+  url: string,
+): Record<string, unknown> {
   const order = { 'json-ld': 0, microdata: 1, rdfa: 2 };
   const best = [...(structured?.items ?? [])].sort(
     (a, b) => order[a.source] - order[b.source] || Object.keys(b.properties).length - Object.keys(a.properties).length,
@@ -67,4 +75,3 @@ export function fillOf(doc: ScrapeDocument, schema: JsonSchema | undefined): Scr
   }
   return { url, markdown, fill: mainItem(structured?.data, doc.metadata as Record<string, unknown>, url), missing: [] };
 }
-

@@ -12,7 +12,12 @@ export function globBase(u: string): string | undefined {
  * The pages an extract reads: the exact URLs in order, then each glob's pages in map order (at
  * most `perGlob` new pages per glob), each page once (urlKey), `total` at most.
  */
-export function selectPages(exact: string[], globs: string[][], perGlob = EXTRACT_GLOB_MAX_PAGES, total = EXTRACT_MAX_PAGES): string[] {
+export function selectPages(
+  exact: string[],
+  globs: string[][],
+  perGlob = EXTRACT_GLOB_MAX_PAGES,
+  total = EXTRACT_MAX_PAGES,
+): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (u: string) => {

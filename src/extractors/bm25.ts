@@ -130,7 +130,13 @@ export function splitPassages(markdown: string): Passage[] {
       const head = cells(line);
       for (i += 2; i < lines.length && lines[i].includes('|') && lines[i].trim(); i++) {
         const row = cells(lines[i]);
-        push(row.map((c, j) => (head[j] && c ? `${head[j]}: ${c}` : c)).filter(Boolean).join('; '), 'row');
+        push(
+          row
+            .map((c, j) => (head[j] && c ? `${head[j]}: ${c}` : c))
+            .filter(Boolean)
+            .join('; '),
+          'row',
+        );
       }
       i--;
       continue;

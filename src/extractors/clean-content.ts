@@ -108,7 +108,12 @@ function plain(text: string): { text: string; linkText: string; links: number; i
       .replace(/[*_`>#]/g, '')
       .replace(/\s+/g, ' ')
       .trim();
-  return { text: clean(stripped.replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+/gm, '')), linkText: clean(linkText), links, image };
+  return {
+    text: clean(stripped.replace(/^\s*(?:[-*+]|\d{1,9}[.)])\s+/gm, '')),
+    linkText: clean(linkText),
+    links,
+    image,
+  };
 }
 
 const PHRASES =
@@ -125,11 +130,13 @@ function isBoilerplate(b: Block, seen: Set<string>): boolean {
   const n = words(p.text);
   if (n === 0) return b.kind !== 'para' || p.links > 0;
   if (n <= 15 && PHRASES.test(p.text)) return true;
-  if (n <= 40 && /\bcookies?\b/i.test(p.text) && /\b(use|accept|consent|policy|preferences|settings)\b/i.test(p.text)) return true;
+  if (n <= 40 && /\bcookies?\b/i.test(p.text) && /\b(use|accept|consent|policy|preferences|settings)\b/i.test(p.text))
+    return true;
   // Breadcrumbs: links joined by separators and nothing else.
   if (p.links >= 2) {
     const rest = raw.replace(LINK, ' ');
-    if (/[›»>/|→]/.test(rest.replace(/^\s*>/, '')) && words(rest.replace(/[\s›»>/|→·•\-–—*]+/g, ' ').trim()) <= 4) return true;
+    if (/[›»>/|→]/.test(rest.replace(/^\s*>/, '')) && words(rest.replace(/[\s›»>/|→·•\-–—*]+/g, ' ').trim()) <= 4)
+      return true;
   }
   if (p.links >= 2 && p.linkText.length >= 0.7 * p.text.length) return true;
   if (n <= 15) {
@@ -150,14 +157,17 @@ export function cleanMarkdown(markdown: string): CleanResult {
   const bs = blocks(markdown);
   const drop = new Set<number>();
   // Runs of ≥ 3 link-only list items (blank lines allowed between them) are navigation.
-  for (let i = 0; i < bs.length; ) {
+  for (let i = 0; i < bs.length;) {
     if (!isLinkOnlyItem(bs[i])) {
       i++;
       continue;
     }
     const run: number[] = [];
     let j = i;
-    while (j < bs.length && (isLinkOnlyItem(bs[j]) || (bs[j].kind === 'blank' && j + 1 < bs.length && isLinkOnlyItem(bs[j + 1])))) {
+    while (
+      j < bs.length &&
+      (isLinkOnlyItem(bs[j]) || (bs[j].kind === 'blank' && j + 1 < bs.length && isLinkOnlyItem(bs[j + 1])))
+    ) {
       if (bs[j].kind === 'item') run.push(j);
       j++;
     }

@@ -240,7 +240,12 @@ function collectPage(input: JsonFieldsInput): Page {
     const li = /^\s{0,3}(?:[-*+]|\d+[.)])\s+(.*)$/.exec(raw);
     if (li) {
       if (!cur) page.lists.push((cur = { heading, items: [] }));
-      cur.items.push(li[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_`]/g, '').trim());
+      cur.items.push(
+        li[1]
+          .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+          .replace(/[*_`]/g, '')
+          .trim(),
+      );
     } else if (raw.trim()) cur = undefined;
   }
   if (input.doc) readDom(input.doc.children, page);
@@ -275,12 +280,22 @@ function readDom(nodes: AnyNode[], page: Page): void {
   }
   for (const table of els(nodes, 'table')) {
     const rows = els([table], 'tr');
-    const grid = rows.map((r) => r.children.filter((c): c is Element => isTag(c) && (c.name === 'td' || c.name === 'th')));
+    const grid = rows.map((r) =>
+      r.children.filter((c): c is Element => isTag(c) && (c.name === 'td' || c.name === 'th')),
+    );
     for (const cells of grid) {
-      if (cells.length === 2 && cells[0].name === 'th' && cells[1].name === 'td') page.pairs.push([text(cells[0]), text(cells[1])]);
+      if (cells.length === 2 && cells[0].name === 'th' && cells[1].name === 'td')
+        page.pairs.push([text(cells[0]), text(cells[1])]);
     }
     const headIdx = grid.findIndex((cells) => cells.length > 1 && cells.every((c) => c.name === 'th'));
-    if (headIdx >= 0) page.tables.push({ head: grid[headIdx].map(text), rows: grid.slice(headIdx + 1).filter((r) => r.length > 1).map((r) => r.map(text)) });
+    if (headIdx >= 0)
+      page.tables.push({
+        head: grid[headIdx].map(text),
+        rows: grid
+          .slice(headIdx + 1)
+          .filter((r) => r.length > 1)
+          .map((r) => r.map(text)),
+      });
   }
 }
 
@@ -298,7 +313,10 @@ function fromText(page: Page, key: string, schema: JsonSchema): string | undefin
   const labels = labelsFor(key, schema);
   for (const [label, value] of page.pairs) if (labels.includes(words(label.replace(/:$/, ''))) && value) return value;
   for (const label of labels) {
-    const re = new RegExp(`(?:^|[\\s·•|,;(])${label.split(' ').map(escapeRe).join('[\\s_-]*')}\\s*[:：]\\s*(.+?)(?=\\s+[·•|]\\s|\\s{2,}|\\s+\\w+(?:\\s\\w+)?\\s*:\\s|$)`, 'i');
+    const re = new RegExp(
+      `(?:^|[\\s·•|,;(])${label.split(' ').map(escapeRe).join('[\\s_-]*')}\\s*[:：]\\s*(.+?)(?=\\s+[·•|]\\s|\\s{2,}|\\s+\\w+(?:\\s\\w+)?\\s*:\\s|$)`,
+      'i',
+    );
     for (const line of page.lines) {
       const m = re.exec(line);
       if (m && m[1].trim()) return m[1].trim().replace(/[.;,]$/, '');
@@ -317,12 +335,21 @@ function coerce(v: unknown, schema: JsonSchema, key: string): unknown {
   if (Array.isArray(schema.enum)) {
     const s = t === 'string' ? asText(v) : v;
     if (s === undefined) return undefined;
-    const norm = (x: unknown) => String(x).split(/[/#]/).pop()!.toLowerCase().replace(/[^a-z0-9]/g, '');
+    const norm = (x: unknown) =>
+      String(x)
+        .split(/[/#]/)
+        .pop()!
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, '');
     return schema.enum.find((e: unknown) => e !== null && norm(e) === norm(s));
   }
   switch (t) {
     case 'string': {
-      let s = isObj(v) ? asText(v.url ?? v.contentUrl) && /url|image|link|logo/i.test(key) ? asText(v.url ?? v.contentUrl) : asText(v) : asText(v);
+      let s = isObj(v)
+        ? asText(v.url ?? v.contentUrl) && /url|image|link|logo/i.test(key)
+          ? asText(v.url ?? v.contentUrl)
+          : asText(v)
+        : asText(v);
       if (s === undefined) return undefined;
       if (schema.format === 'date' || schema.format === 'date-time') {
         const d = parseDate(s);
@@ -375,7 +402,8 @@ function ptr(path: string, key: string | number): string {
 
 function resolvable(node: Properties, schema: JsonSchema, root: JsonSchema): number {
   let n = 0;
-  for (const [k, s] of Object.entries(schema.properties ?? {})) if (lookupIn(node, k, resolveSchema(s as JsonSchema, root)) !== undefined) n++;
+  for (const [k, s] of Object.entries(schema.properties ?? {}))
+    if (lookupIn(node, k, resolveSchema(s as JsonSchema, root)) !== undefined) n++;
   return n;
 }
 
@@ -388,7 +416,13 @@ function rankItems(items: Properties[], schema: JsonSchema, root: JsonSchema): P
     .map((x) => x.it);
 }
 
-function fillObject(schema: JsonSchema, sources: Properties[], ctx: Ctx, path: string, useText: boolean): Record<string, unknown> {
+function fillObject(
+  schema: JsonSchema,
+  sources: Properties[],
+  ctx: Ctx,
+  path: string,
+  useText: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const ranked = rankItems(sources, schema, ctx.root);
   for (const [key, raw] of Object.entries(schema.properties ?? {})) {
@@ -443,7 +477,14 @@ function done(ctx: Ctx, p: string, v: unknown): unknown {
   return v;
 }
 
-function fillArray(key: string, s: JsonSchema, ranked: Properties[], ctx: Ctx, p: string, useText: boolean): unknown[] | undefined {
+function fillArray(
+  key: string,
+  s: JsonSchema,
+  ranked: Properties[],
+  ctx: Ctx,
+  p: string,
+  useText: boolean,
+): unknown[] | undefined {
   const itemSchema = resolveSchema((s.items ?? {}) as JsonSchema, ctx.root);
   const it = mainType(itemSchema);
   const pool = useText ? [...ranked, ...ctx.page.items.filter((x) => !ranked.includes(x))] : ranked;
@@ -481,23 +522,35 @@ function fillArray(key: string, s: JsonSchema, ranked: Properties[], ctx: Ctx, p
   }
   if (!values && useText) {
     const w = words(key);
-    const list = ctx.page.lists.find((l) => l.heading && (words(l.heading) === w || words(l.heading).split(' ').includes(w)));
+    const list = ctx.page.lists.find(
+      (l) => l.heading && (words(l.heading) === w || words(l.heading).split(' ').includes(w)),
+    );
     if (list) values = list.items;
   }
   // A comma-separated string (keywords) is a list.
-  if (values?.length === 1 && typeof values[0] === 'string' && values[0].includes(',') && it === 'string') values = values[0].split(',').map((x) => x.trim()).filter(Boolean);
-  const out = (values ?? []).map((v) => coerce(isObj(v) ? (v.text ?? v.name ?? v) : v, itemSchema, key)).filter((v) => v !== undefined);
+  if (values?.length === 1 && typeof values[0] === 'string' && values[0].includes(',') && it === 'string')
+    values = values[0]
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const out = (values ?? [])
+    .map((v) => coerce(isObj(v) ? (v.text ?? v.name ?? v) : v, itemSchema, key))
+    .filter((v) => v !== undefined);
   if (out.length) return done(ctx, p, out) as unknown[];
   ctx.missing.push(p);
   return undefined;
 }
 
 function rowsFromTables(page: Page, itemSchema: JsonSchema, root: JsonSchema): Record<string, unknown>[] | undefined {
-  const props = Object.entries(itemSchema.properties ?? {}).map(([k, v]) => [k, resolveSchema(v as JsonSchema, root)] as const);
+  const props = Object.entries(itemSchema.properties ?? {}).map(
+    ([k, v]) => [k, resolveSchema(v as JsonSchema, root)] as const,
+  );
   for (const table of page.tables) {
     const cols = props.map(([k, s]) => {
       const labels = labelsFor(k, s);
-      return table.head.findIndex((h) => labels.includes(words(h)) || (SYNONYMS[words(k)] ?? []).some((x) => words(x) === words(h)));
+      return table.head.findIndex(
+        (h) => labels.includes(words(h)) || (SYNONYMS[words(k)] ?? []).some((x) => words(x) === words(h)),
+      );
     });
     if (cols.filter((c) => c >= 0).length < Math.min(2, props.length)) continue;
     const rows: Record<string, unknown>[] = [];
@@ -515,8 +568,15 @@ function rowsFromTables(page: Page, itemSchema: JsonSchema, root: JsonSchema): R
   return undefined;
 }
 
-function rowsFromLists(page: Page, key: string, itemSchema: JsonSchema, root: JsonSchema): Record<string, unknown>[] | undefined {
-  const strProps = Object.entries(itemSchema.properties ?? {}).filter(([, v]) => mainType(resolveSchema(v as JsonSchema, root)) === 'string');
+function rowsFromLists(
+  page: Page,
+  key: string,
+  itemSchema: JsonSchema,
+  root: JsonSchema,
+): Record<string, unknown>[] | undefined {
+  const strProps = Object.entries(itemSchema.properties ?? {}).filter(
+    ([, v]) => mainType(resolveSchema(v as JsonSchema, root)) === 'string',
+  );
   if (strProps.length !== 1) return undefined;
   const w = words(key);
   const list = page.lists.find((l) => l.heading && (words(l.heading) === w || words(l.heading).split(' ').includes(w)));
@@ -528,7 +588,10 @@ function rowsFromLists(page: Page, key: string, itemSchema: JsonSchema, root: Js
 // Validation
 
 function removeAt(data: unknown, pointer: string): boolean {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (!parts.length) return false;
   let cur: any = data;
   for (const p of parts.slice(0, -1)) {

@@ -18,7 +18,15 @@
 // without prices, 0 with none. No schema.org menu → {isMenu: false, sections: [], confidence: 0}.
 // (The spec has no recipe shape: Recipe data is for the json format, not for menu.)
 import { makePrice, availabilityOf, parseAmount, type Price } from './product.ts';
-import { type Properties, type StructuredData, asList, asText, findByType, isObj, nodeTypes } from './structured-data.ts';
+import {
+  type Properties,
+  type StructuredData,
+  asList,
+  asText,
+  findByType,
+  isObj,
+  nodeTypes,
+} from './structured-data.ts';
 
 export interface MenuItem {
   name: string;
@@ -56,7 +64,18 @@ export interface MenuOptions {
   url?: string;
 }
 
-const MERCHANT_TYPES = ['Restaurant', 'FoodEstablishment', 'CafeOrCoffeeShop', 'Bakery', 'BarOrPub', 'FastFoodRestaurant', 'IceCreamShop', 'Brewery', 'Winery', 'Distillery'];
+const MERCHANT_TYPES = [
+  'Restaurant',
+  'FoodEstablishment',
+  'CafeOrCoffeeShop',
+  'Bakery',
+  'BarOrPub',
+  'FastFoodRestaurant',
+  'IceCreamShop',
+  'Brewery',
+  'Winery',
+  'Distillery',
+];
 
 function resolve(u: string, base: string | undefined): string {
   try {
@@ -71,8 +90,15 @@ function dietOf(v: unknown): string[] {
   for (const d of asList(v)) {
     const t = asText(d);
     if (!t) continue;
-    const local = t.replace(/[/#]+$/, '').split(/[/#:]/).pop()!.replace(/Diet$/, '');
-    const words = local.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().trim();
+    const local = t
+      .replace(/[/#]+$/, '')
+      .split(/[/#:]/)
+      .pop()!
+      .replace(/Diet$/, '');
+    const words = local
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toLowerCase()
+      .trim();
     if (words && !out.includes(words)) out.push(words);
   }
   return out;
@@ -88,7 +114,9 @@ function addOnGroups(v: unknown, currency: string | undefined): Record<string, u
   const groups: Record<string, unknown>[] = [];
   for (const a of asList(v).filter(isObj)) {
     if (nodeTypes(a).includes('MenuSection')) {
-      const options = asList(a.hasMenuItem).filter(isObj).map((i) => optionOf(i, currency));
+      const options = asList(a.hasMenuItem)
+        .filter(isObj)
+        .map((i) => optionOf(i, currency));
       groups.push({ name: asText(a.name) ?? 'Add-ons', options });
     } else {
       const last = groups.find((g) => g.name === 'Add-ons');
@@ -143,7 +171,10 @@ function itemOf(i: Properties, base: string | undefined): MenuItem | undefined {
 
 function sectionsOf(menu: Properties, prefix: string, base: string | undefined): MenuSection[] {
   const out: MenuSection[] = [];
-  const direct = asList(menu.hasMenuItem).filter(isObj).map((i) => itemOf(i, base)).filter((x): x is MenuItem => !!x);
+  const direct = asList(menu.hasMenuItem)
+    .filter(isObj)
+    .map((i) => itemOf(i, base))
+    .filter((x): x is MenuItem => !!x);
   const name = asText(menu.name);
   const isSection = nodeTypes(menu).includes('MenuSection');
   if (direct.length || (isSection && name)) {
@@ -189,9 +220,14 @@ export function extractMenu(data: StructuredData, opts: MenuOptions = {}): Menu 
   const out: Menu = { isMenu: items.length > 0, sections: items.length ? sections : [], confidence: 0 };
   const merchantNode = merchants.find((m) => m.node.hasMenu !== undefined)?.node ?? merchants[0]?.node;
   if (merchantNode && asText(merchantNode.name)) {
-    out.merchant = { name: asText(merchantNode.name)!, type: nodeTypes(merchantNode).find((t) => MERCHANT_TYPES.includes(t)) ?? nodeTypes(merchantNode)[0] };
+    out.merchant = {
+      name: asText(merchantNode.name)!,
+      type: nodeTypes(merchantNode).find((t) => MERCHANT_TYPES.includes(t)) ?? nodeTypes(merchantNode)[0],
+    };
   }
-  const currency = items.find((i) => i.price?.currency)?.price?.currency ?? (merchantNode ? asText(merchantNode.currenciesAccepted)?.split(/[,\s]+/)[0] : undefined);
+  const currency =
+    items.find((i) => i.price?.currency)?.price?.currency ??
+    (merchantNode ? asText(merchantNode.currenciesAccepted)?.split(/[,\s]+/)[0] : undefined);
   if (currency && items.length) out.currency = currency;
   if (items.length) {
     const priced = items.some((i) => i.price);

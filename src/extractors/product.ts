@@ -24,7 +24,15 @@
 import type { Document } from 'domhandler';
 import { isTag } from 'domhandler';
 import type { AnyNode } from 'domhandler';
-import { type Properties, type StructuredData, asList, asText, findByType, isObj, nodeTypes } from './structured-data.ts';
+import {
+  type Properties,
+  type StructuredData,
+  asList,
+  asText,
+  findByType,
+  isObj,
+  nodeTypes,
+} from './structured-data.ts';
 
 export interface Price {
   amount: number;
@@ -80,7 +88,12 @@ const AVAILABILITY: Record<string, [boolean, string]> = {
 export function availabilityOf(v: unknown): { inStock: boolean; text: string } | undefined {
   const s = asText(v);
   if (!s) return undefined;
-  const key = s.replace(/[/#]+$/, '').split(/[/#:]/).pop()!.toLowerCase().replace(/[^a-z]/g, '');
+  const key = s
+    .replace(/[/#]+$/, '')
+    .split(/[/#:]/)
+    .pop()!
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
   const hit = AVAILABILITY[key];
   return hit ? { inStock: hit[0], text: hit[1] } : undefined;
 }
@@ -105,7 +118,15 @@ export function parseAmount(v: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-const SYMBOLS: Record<string, string> = { $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY', '₹': 'INR', '₩': 'KRW', CHF: 'CHF' };
+const SYMBOLS: Record<string, string> = {
+  $: 'USD',
+  '€': 'EUR',
+  '£': 'GBP',
+  '¥': 'JPY',
+  '₹': 'INR',
+  '₩': 'KRW',
+  CHF: 'CHF',
+};
 
 /** The currency code of a price text ("€12", "12 EUR"), if any. */
 export function currencyOf(text: string | undefined): string | undefined {
@@ -192,7 +213,8 @@ function offerInfo(offer: Properties, fallbackCurrency?: string): OfferInfo {
   }
   const info: OfferInfo = { price: makePrice(amount, currency) };
   const orig = parseAmount(sale?.price);
-  if (orig !== undefined && amount !== undefined && orig > amount) info.sale = { originalPrice: makePrice(orig, asText(sale?.priceCurrency) ?? currency)! };
+  if (orig !== undefined && amount !== undefined && orig > amount)
+    info.sale = { originalPrice: makePrice(orig, asText(sale?.priceCurrency) ?? currency)! };
   const av = availabilityOf(offer.availability);
   if (av) info.availability = av;
   const sku = asText(offer.sku);
@@ -207,13 +229,26 @@ function offersOf(p: Properties): Properties[] {
   const out: Properties[] = [];
   for (const o of asList(p.offers).filter(isObj)) {
     const inner = asList(o.offers).filter(isObj);
-    if (nodeTypes(o).includes('AggregateOffer') && inner.length) out.push(...inner.map((i) => ({ priceCurrency: o.priceCurrency, ...i })));
+    if (nodeTypes(o).includes('AggregateOffer') && inner.length)
+      out.push(...inner.map((i) => ({ priceCurrency: o.priceCurrency, ...i })));
     else out.push(o);
   }
   return out;
 }
 
-const VALUE_KEYS = ['color', 'size', 'material', 'pattern', 'width', 'depth', 'height', 'weight', 'audience', 'suggestedAge', 'suggestedGender'];
+const VALUE_KEYS = [
+  'color',
+  'size',
+  'material',
+  'pattern',
+  'width',
+  'depth',
+  'height',
+  'weight',
+  'audience',
+  'suggestedAge',
+  'suggestedGender',
+];
 
 function variantValues(p: Properties, variesBy: string[]): Record<string, string> | undefined {
   const values: Record<string, string> = {};
@@ -230,12 +265,21 @@ function variantValues(p: Properties, variesBy: string[]): Record<string, string
   return Object.keys(values).length ? values : undefined;
 }
 
-function buildVariant(p: Properties, offer: Properties | undefined, ctx: { base?: string; alts: Map<string, string>; variesBy: string[]; parentImages?: unknown }): ProductVariant {
+function buildVariant(
+  p: Properties,
+  offer: Properties | undefined,
+  ctx: { base?: string; alts: Map<string, string>; variesBy: string[]; parentImages?: unknown },
+): ProductVariant {
   const v: ProductVariant = {};
   const info = offer ? offerInfo(offer) : {};
   if (info.availability) v.availability = info.availability;
   const sku = info.sku ?? asText(p.sku);
-  const id = sku ?? asText(p.productID) ?? asText(p.gtin13 ?? p.gtin12 ?? p.gtin14 ?? p.gtin8 ?? p.gtin) ?? asText(p.mpn) ?? (typeof p['@id'] === 'string' ? p['@id'] : undefined);
+  const id =
+    sku ??
+    asText(p.productID) ??
+    asText(p.gtin13 ?? p.gtin12 ?? p.gtin14 ?? p.gtin8 ?? p.gtin) ??
+    asText(p.mpn) ??
+    (typeof p['@id'] === 'string' ? p['@id'] : undefined);
   if (id) v.id = id;
   if (sku) v.sku = sku;
   const title = info.name ?? asText(p.name);
@@ -276,7 +320,9 @@ function productFromNode(p: Properties, ctx: { base?: string; alts: Map<string, 
   const description = asText(p.description);
   if (description) out.description = description;
 
-  const variesBy = asList(p.variesBy).map((x) => (asText(x) ?? '').split(/[/#]/).pop()!).filter(Boolean);
+  const variesBy = asList(p.variesBy)
+    .map((x) => (asText(x) ?? '').split(/[/#]/).pop()!)
+    .filter(Boolean);
   const vctx = { ...ctx, variesBy };
   const hasVariant = asList(p.hasVariant).filter(isObj);
   if (hasVariant.length) {
@@ -286,7 +332,9 @@ function productFromNode(p: Properties, ctx: { base?: string; alts: Map<string, 
     }
   } else {
     const offers = offersOf(p);
-    const aggregate = asList(p.offers).filter(isObj).find((o) => nodeTypes(o).includes('AggregateOffer') && !asList(o.offers).length);
+    const aggregate = asList(p.offers)
+      .filter(isObj)
+      .find((o) => nodeTypes(o).includes('AggregateOffer') && !asList(o.offers).length);
     if (offers.length > 1 && !aggregate) for (const o of offers) out.variants.push(buildVariant(p, o, vctx));
     else out.variants.push(buildVariant(p, aggregate ?? offers[0], vctx));
   }
@@ -307,7 +355,8 @@ function richness(p: Properties): number {
 
 /** Fills fields `a` lacks from `b` (variant 0 only, for single-variant products). */
 function merge(a: Product, b: Product): void {
-  for (const k of ['title', 'url', 'brand', 'category', 'description'] as const) if (a[k] === undefined && b[k] !== undefined) a[k] = b[k];
+  for (const k of ['title', 'url', 'brand', 'category', 'description'] as const)
+    if (a[k] === undefined && b[k] !== undefined) a[k] = b[k];
   if (!a.variants.length) {
     a.variants = b.variants;
     return;
@@ -319,7 +368,10 @@ function merge(a: Product, b: Product): void {
   }
 }
 
-function fromOpenGraph(og: Record<string, string | string[]>, ctx: { base?: string; alts: Map<string, string> }): Product | undefined {
+function fromOpenGraph(
+  og: Record<string, string | string[]>,
+  ctx: { base?: string; alts: Map<string, string> },
+): Product | undefined {
   const get = (...keys: string[]) => {
     for (const k of keys) {
       const v = og[k];
@@ -347,8 +399,11 @@ function fromOpenGraph(og: Record<string, string | string[]>, ctx: { base?: stri
   const amount = sale ?? parseAmount(get('product:price:amount', 'og:price:amount'));
   const price = makePrice(amount, sale !== undefined ? (get('product:sale_price:currency') ?? currency) : currency);
   if (price) v.price = price;
-  const orig = parseAmount(get('product:original_price:amount')) ?? (sale !== undefined ? parseAmount(get('product:price:amount')) : undefined);
-  if (orig !== undefined && amount !== undefined && orig > amount) v.sale = { originalPrice: makePrice(orig, get('product:original_price:currency') ?? currency)! };
+  const orig =
+    parseAmount(get('product:original_price:amount')) ??
+    (sale !== undefined ? parseAmount(get('product:price:amount')) : undefined);
+  if (orig !== undefined && amount !== undefined && orig > amount)
+    v.sale = { originalPrice: makePrice(orig, get('product:original_price:currency') ?? currency)! };
   const av = availabilityOf(get('product:availability', 'og:availability'));
   if (av) v.availability = av;
   const id = get('product:retailer_item_id', 'product:sku');
@@ -378,7 +433,8 @@ export function extractProduct(data: StructuredData, opts: ProductOptions = {}):
       .sort((a, b) => order[a.source] - order[b.source] || richness(b.node) - richness(a.node) || a.i - b.i);
     const main = ranked[0];
     product = productFromNode(main.node, ctx);
-    for (const other of ranked.slice(1)) if (sameProduct(main.node, other.node)) merge(product, productFromNode(other.node, ctx));
+    for (const other of ranked.slice(1))
+      if (sameProduct(main.node, other.node)) merge(product, productFromNode(other.node, ctx));
   }
   const og = fromOpenGraph(data.openGraph, ctx);
   if (og) {

@@ -15,17 +15,17 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 export const PROSE_STOPWORDS: ReadonlySet<string> = new Set([
   ...STOPWORDS,
   ...(
-      "above after again against almost although always am among another anyone anything aren't around " +
-      "became because become been before being below between both can't cannot couldn't didn't doesn't " +
-      "doing don't done down during either else enough etc even ever every few further get gets got had " +
-      "hadn't hasn't haven't having he'd he'll he's here here's hers herself himself how's however i'd " +
-      "i'll i'm i've isn't it's itself least less let's like made make many me much must mustn't my myself " +
-      'near neither never new nor now off often once one only others otherwise ought ours ourselves out ' +
-      "own per perhaps quite rather really same several shall shan't she'd she'll she's shouldn't since " +
-      "something still that's theirs themselves there's they'd they'll they're they've though through thus " +
-      "too toward towards under until up upon use used using via wasn't we'd we'll we're we've well " +
-      "weren't what's whatever when's where's whether while who's whose why's within without won't " +
-      "wouldn't yes yet you'd you'll you're you've yours yourself yourselves said says say"
+    "above after again against almost although always am among another anyone anything aren't around " +
+    "became because become been before being below between both can't cannot couldn't didn't doesn't " +
+    "doing don't done down during either else enough etc even ever every few further get gets got had " +
+    "hadn't hasn't haven't having he'd he'll he's here here's hers herself himself how's however i'd " +
+    "i'll i'm i've isn't it's itself least less let's like made make many me much must mustn't my myself " +
+    'near neither never new nor now off often once one only others otherwise ought ours ourselves out ' +
+    "own per perhaps quite rather really same several shall shan't she'd she'll she's shouldn't since " +
+    "something still that's theirs themselves there's they'd they'll they're they've though through thus " +
+    "too toward towards under until up upon use used using via wasn't we'd we'll we're we've well " +
+    "weren't what's whatever when's where's whether while who's whose why's within without won't " +
+    "wouldn't yes yet you'd you'll you're you've yours yourself yourselves said says say"
   ).split(' '),
 ]);
 

@@ -74,7 +74,8 @@ export function extractStructuredData(doc: Document | AnyNode[], opts: Structure
       }
       if (node.name === 'meta') {
         const key = (a.property ?? a.name ?? '').trim();
-        if (key && a.content !== undefined && OG_PREFIX.test(key) && !('itemprop' in a)) addValue(out.openGraph, key, clean(a.content));
+        if (key && a.content !== undefined && OG_PREFIX.test(key) && !('itemprop' in a))
+          addValue(out.openGraph, key, clean(a.content));
       }
       const v = a.vocab !== undefined ? a.vocab : vocab;
       let childInItem = inItem;
@@ -270,7 +271,8 @@ function flattenJsonLd(value: unknown): Properties[] {
 /** Replaces nested {"@id": x} stubs by the full node of that @id (no cycles). */
 function resolveRefs(items: StructuredItem[]): void {
   const byId = new Map<string, Properties>();
-  for (const it of items) if (it.id) byId.set(it.id, { '@type': it.types.length > 1 ? it.types : it.type, '@id': it.id, ...it.properties });
+  for (const it of items)
+    if (it.id) byId.set(it.id, { '@type': it.types.length > 1 ? it.types : it.type, '@id': it.id, ...it.properties });
   if (!byId.size) return;
   const fix = (v: unknown, path: Set<string>): unknown => {
     if (Array.isArray(v)) return v.map((x) => fix(x, path));
@@ -308,7 +310,12 @@ function elementValue(el: Element, base: string | undefined): string {
   return clean(textContent(el));
 }
 
-function microdataItem(el: Element, ids: Map<string, Element>, base: string | undefined, seen: Set<Element>): Properties {
+function microdataItem(
+  el: Element,
+  ids: Map<string, Element>,
+  base: string | undefined,
+  seen: Set<Element>,
+): Properties {
   seen.add(el);
   const a = el.attribs;
   const obj: Properties = {};
@@ -331,7 +338,8 @@ function microdataItem(el: Element, ids: Map<string, Element>, base: string | un
     if (!('itemscope' in target.attribs)) collect(target.children);
   }
   for (const p of props) {
-    const value = 'itemscope' in p.attribs ? (seen.has(p) ? undefined : microdataItem(p, ids, base, seen)) : elementValue(p, base);
+    const value =
+      'itemscope' in p.attribs ? (seen.has(p) ? undefined : microdataItem(p, ids, base, seen)) : elementValue(p, base);
     for (const name of p.attribs.itemprop.split(/\s+/).filter(Boolean)) addValue(obj, localName(name), value);
   }
   return obj;
@@ -396,7 +404,11 @@ export function findByType(data: StructuredData, ...types: string[]): { node: Pr
     for (const [k, x] of Object.entries(o)) if (k !== '@type') visit(x, source, depth + 1);
   };
   for (const it of data.items) {
-    const node: Properties = { '@type': it.types.length > 1 ? it.types : it.type, ...(it.id ? { '@id': it.id } : {}), ...it.properties };
+    const node: Properties = {
+      '@type': it.types.length > 1 ? it.types : it.type,
+      ...(it.id ? { '@id': it.id } : {}),
+      ...it.properties,
+    };
     if (it.types.some((t) => want.has(t))) {
       out.push({ node, source: it.source });
       seen.add(node);

@@ -30,7 +30,8 @@ export async function registerJobs(ctx: JobContext, registrations: JobRegistrati
   const closers: (() => Promise<void> | void)[] = [() => ctx.stack.close()];
   const full: JobContext = { ...ctx, onStop: (fn) => closers.push(fn) };
   const cleanup = async () => {
-    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch((err: unknown) => ctx.log.warn({ err }, 'job clean-up failed'));
+    for (const fn of closers.reverse())
+      await Promise.resolve(fn()).catch((err: unknown) => ctx.log.warn({ err }, 'job clean-up failed'));
   };
   try {
     for (const register of registrations) await register(full);

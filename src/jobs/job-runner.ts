@@ -176,7 +176,10 @@ export class Pump {
         } catch (err) {
           if (attempt >= 3) {
             // The jobs stay active without heartbeats and are retried after heartbeatSeconds.
-            this.#o.log.error({ err, queue: this.#o.name, jobs: batch.length }, 'job queue: could not record completions');
+            this.#o.log.error(
+              { err, queue: this.#o.name, jobs: batch.length },
+              'job queue: could not record completions',
+            );
             break;
           }
           await new Promise((r) => setTimeout(r, 200 * attempt));
@@ -188,12 +191,18 @@ export class Pump {
 
   async #fail(attempt: JobAttempt, err: unknown): Promise<void> {
     const e = err instanceof Error ? err : new Error(String(err));
-    this.#o.log.warn({ queue: this.#o.name, jobId: attempt.id, retryCount: attempt.retryCount, err: e }, 'job attempt failed');
+    this.#o.log.warn(
+      { queue: this.#o.name, jobId: attempt.id, retryCount: attempt.retryCount, err: e },
+      'job attempt failed',
+    );
     try {
       await this.#o.boss.fail(this.#o.name, attempt, { name: e.name, message: e.message });
     } catch (failErr) {
       // Left active: the supervisor fails it over after heartbeatSeconds.
-      this.#o.log.error({ err: failErr, queue: this.#o.name, jobId: attempt.id }, 'job queue: could not record a failure');
+      this.#o.log.error(
+        { err: failErr, queue: this.#o.name, jobId: attempt.id },
+        'job queue: could not record a failure',
+      );
     }
   }
 
@@ -243,7 +252,10 @@ export class Pump {
       e.controller.abort(new JobShutdownError('the process stopped before the job finished'));
     }
     if (left.length) {
-      this.#o.log.warn({ queue: this.#o.name, jobs: left.length }, 'job queue: stopping with jobs running; they will be retried');
+      this.#o.log.warn(
+        { queue: this.#o.name, jobs: left.length },
+        'job queue: stopping with jobs running; they will be retried',
+      );
       try {
         await this.#o.boss.fail(
           this.#o.name,
@@ -251,7 +263,10 @@ export class Pump {
           { name: 'JobShutdownError', message: 'the process stopped before the job finished' },
         );
       } catch (err) {
-        this.#o.log.error({ err, queue: this.#o.name }, 'job queue: could not release running jobs; they are retried after their heartbeat lapses');
+        this.#o.log.error(
+          { err, queue: this.#o.name },
+          'job queue: could not release running jobs; they are retried after their heartbeat lapses',
+        );
       }
     }
     this.#flushNow();

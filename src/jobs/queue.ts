@@ -171,7 +171,12 @@ export class JobQueue {
     const boss =
       o.db.kind === 'pglite'
         ? new PgBoss({ ...common, backend: 'pglite', db: pgliteAdapter(o.db) })
-        : new PgBoss({ ...common, connectionString: o.databaseUrl, max: o.maxConnections ?? 5, application_name: `gleaner-${o.instanceName ?? 'jobs'}` });
+        : new PgBoss({
+            ...common,
+            connectionString: o.databaseUrl,
+            max: o.maxConnections ?? 5,
+            application_name: `gleaner-${o.instanceName ?? 'jobs'}`,
+          });
     boss.on('error', (err) => o.log.error({ err }, 'job queue error'));
     boss.on('warning', (w) => o.log.warn({ data: w.data }, `job queue: ${w.message}`));
     await boss.start();
@@ -208,7 +213,12 @@ export class JobQueue {
     // pg-boss takes a maximum only with backoff (and null clears one set before).
     const max = options.retryBackoff ? retryDelayMax : undefined;
     const notify = this.#opts.db.kind === 'postgres';
-    await this.boss.createQueue(name, { ...options, ...(max === undefined ? {} : { retryDelayMax: max }), policy: policy ?? 'standard', notify });
+    await this.boss.createQueue(name, {
+      ...options,
+      ...(max === undefined ? {} : { retryDelayMax: max }),
+      policy: policy ?? 'standard',
+      notify,
+    });
     await this.boss.updateQueue(name, { ...options, retryDelayMax: max ?? null, notify });
   }
 
@@ -268,7 +278,12 @@ export class JobQueue {
    * no process ran are skipped. Every process may call it: one schedule per name (and key), each
    * occurrence sent once.
    */
-  async schedule(name: string, cron: string, data: object = {}, options: { tz?: string; key?: string } = {}): Promise<void> {
+  async schedule(
+    name: string,
+    cron: string,
+    data: object = {},
+    options: { tz?: string; key?: string } = {},
+  ): Promise<void> {
     await this.boss.schedule(name, cron, data, options);
   }
 
@@ -308,7 +323,9 @@ export class JobQueue {
     const deadline = Date.now() + timeoutMs;
     await Promise.all([
       ...[...this.#pumps.values()].map((p) => p.stop(graceful, deadline)),
-      ...this.#beforeStop.map((fn) => fn(graceful, deadline).catch((err: unknown) => this.#opts.log.warn({ err }, 'job queue: stop hook failed'))),
+      ...this.#beforeStop.map((fn) =>
+        fn(graceful, deadline).catch((err: unknown) => this.#opts.log.warn({ err }, 'job queue: stop hook failed')),
+      ),
     ]);
     await this.#listener?.close().catch(() => undefined);
     await this.#boss?.stop({ graceful, close: true, timeout: Math.max(1000, deadline - Date.now()) });
@@ -326,7 +343,10 @@ export class JobQueue {
       if (rows.length === 0) continue;
       const attempts = rows.map((r) => ({ id: r.id, retryCount: r.retry_count }));
       await boss.fail(q.name, attempts, { message: 'the process running this job stopped' });
-      this.#opts.log.info({ queue: q.name, jobs: rows.length }, 'job queue: retrying jobs the previous process left running');
+      this.#opts.log.info(
+        { queue: q.name, jobs: rows.length },
+        'job queue: retrying jobs the previous process left running',
+      );
     }
   }
 }

@@ -51,9 +51,16 @@ export function isWebhookEvent(e: string): e is WebhookEventName {
 }
 
 /** The request's `webhook` (a URL or an object) in stored form; unknown events are left out (the crawler refuses them first). */
-export function normalizeWebhook(w: string | { url: string; headers?: Record<string, string>; metadata?: Record<string, unknown>; events?: string[] }): WebhookSpec {
+export function normalizeWebhook(
+  w: string | { url: string; headers?: Record<string, string>; metadata?: Record<string, unknown>; events?: string[] },
+): WebhookSpec {
   if (typeof w === 'string') return { url: w, headers: {}, metadata: {}, events: [...webhookEvents] };
-  return { url: w.url, headers: w.headers ?? {}, metadata: w.metadata ?? {}, events: w.events ? [...new Set(w.events.filter(isWebhookEvent))] : [...webhookEvents] };
+  return {
+    url: w.url,
+    headers: w.headers ?? {},
+    metadata: w.metadata ?? {},
+    events: w.events ? [...new Set(w.events.filter(isWebhookEvent))] : [...webhookEvents],
+  };
 }
 
 /** Whether the webhook asked for this event (cancelled goes with the terminal events). */
@@ -92,21 +99,34 @@ export async function enqueueCrawlEvent(
   if (!crawl.webhook || !wantsEvent(crawl.webhook, event)) return;
   const webhookId = uuidOf(crawl.id, event, key ?? '');
   try {
-    await queue.send<DeliveryJob>(WEBHOOK_QUEUE, { crawlId: crawl.id, event, webhookId, attempt: 1, ...(key === undefined ? {} : { key }) }, { id: uuidOf(webhookId, '1') });
+    await queue.send<DeliveryJob>(
+      WEBHOOK_QUEUE,
+      { crawlId: crawl.id, event, webhookId, attempt: 1, ...(key === undefined ? {} : { key }) },
+      { id: uuidOf(webhookId, '1') },
+    );
   } catch (err) {
     log.warn({ err, crawlId: crawl.id, event }, 'webhook: event not queued');
   }
 }
 
 /** enqueueCrawlEvent for several pages of a crawl (page events) in one insert. Never throws; false when they could not be queued. */
-export async function enqueueCrawlEvents(queue: JobQueue, log: Log, crawl: { id: string; webhook: WebhookSpec | null }, event: CrawlEvent, keys: string[]): Promise<boolean> {
+export async function enqueueCrawlEvents(
+  queue: JobQueue,
+  log: Log,
+  crawl: { id: string; webhook: WebhookSpec | null },
+  event: CrawlEvent,
+  keys: string[],
+): Promise<boolean> {
   if (!crawl.webhook || !wantsEvent(crawl.webhook, event) || keys.length === 0) return true;
   try {
     await queue.sendMany<DeliveryJob>(
       WEBHOOK_QUEUE,
       keys.map((key) => {
         const webhookId = uuidOf(crawl.id, event, key);
-        return { data: { crawlId: crawl.id, event, webhookId, attempt: 1, key }, options: { id: uuidOf(webhookId, '1') } };
+        return {
+          data: { crawlId: crawl.id, event, webhookId, attempt: 1, key },
+          options: { id: uuidOf(webhookId, '1') },
+        };
       }),
     );
     return true;
@@ -173,7 +193,13 @@ export class WebhookDeliverer {
   async deliver(job: Job<DeliveryJob>): Promise<void> {
     const { db, queue, log, retryDelays } = this.#o;
     const d = job.data;
-    const { rows } = await db.query<{ teamId: string; kind: string; webhook: WebhookSpec | null; secret: string; error: string | null }>(
+    const { rows } = await db.query<{
+      teamId: string;
+      kind: string;
+      webhook: WebhookSpec | null;
+      secret: string;
+      error: string | null;
+    }>(
       `SELECT c.team_id AS "teamId", c.kind, c.webhook, t.webhook_secret AS secret, j.error
        FROM crawls c JOIN teams t ON t.id = c.team_id JOIN jobs j ON j.id = c.id WHERE c.id = $1`,
       [d.crawlId],
@@ -215,7 +241,11 @@ export class WebhookDeliverer {
       const res = await request(spec.url, {
         method: 'POST',
         dispatcher: this.#agent,
-        headers: { ...spec.headers, 'content-type': 'application/json', 'x-firecrawl-signature': signBody(crawl.secret, body) },
+        headers: {
+          ...spec.headers,
+          'content-type': 'application/json',
+          'x-firecrawl-signature': signBody(crawl.secret, body),
+        },
         body,
         signal: AbortSignal.any([job.signal, AbortSignal.timeout(this.#o.timeoutMs ?? WEBHOOK_TIMEOUT_MS)]),
         headersTimeout: this.#o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
@@ -236,11 +266,18 @@ export class WebhookDeliverer {
     if (failure === null) return;
     const delay = retryDelays[d.attempt - 1];
     if (delay === undefined) {
-      log.warn({ crawlId: d.crawlId, event: d.event, url: spec.url, attempts: d.attempt, error: failure }, 'webhook: delivery abandoned');
+      log.warn(
+        { crawlId: d.crawlId, event: d.event, url: spec.url, attempts: d.attempt, error: failure },
+        'webhook: delivery abandoned',
+      );
       return;
     }
     const next = d.attempt + 1;
-    await queue.send<DeliveryJob>(WEBHOOK_QUEUE, { ...d, attempt: next }, { id: uuidOf(d.webhookId, String(next)), startAfter: new Date(Date.now() + delay * 1000) });
+    await queue.send<DeliveryJob>(
+      WEBHOOK_QUEUE,
+      { ...d, attempt: next },
+      { id: uuidOf(d.webhookId, String(next)), startAfter: new Date(Date.now() + delay * 1000) },
+    );
   }
 }
 
@@ -249,7 +286,13 @@ export async function registerWebhookJobs({ queue, db, config, log, onStop }: Jo
   // Retries here are for the handler's own failures (database); failed deliveries are
   // rescheduled by the handler itself on the GLEANER_WEBHOOK_RETRY_DELAYS schedule.
   await queue.createQueue(WEBHOOK_QUEUE, { retryLimit: 3, retryDelay: 5, expireInSeconds: 60 });
-  const deliverer = new WebhookDeliverer({ db, queue, log, allowPrivateNetwork: config.allowPrivateNetwork, retryDelays: config.webhookRetryDelays });
+  const deliverer = new WebhookDeliverer({
+    db,
+    queue,
+    log,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    retryDelays: config.webhookRetryDelays,
+  });
   onStop?.(() => deliverer.close());
   await queue.work<DeliveryJob>(WEBHOOK_QUEUE, (job) => deliverer.deliver(job));
 }

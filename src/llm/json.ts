@@ -48,7 +48,10 @@ export function parseJsonReply(text: string): ParsedReply {
   const candidates = [trimmed];
   const fence = /```(?:json|JSON)?\s*\n?([\s\S]*?)\n?```/.exec(trimmed);
   if (fence) candidates.push(fence[1].trim());
-  for (const [open, close] of [['{', '}'], ['[', ']']]) {
+  for (const [open, close] of [
+    ['{', '}'],
+    ['[', ']'],
+  ]) {
     const start = trimmed.indexOf(open);
     const end = trimmed.lastIndexOf(close);
     if (start >= 0 && end > start) candidates.push(trimmed.slice(start, end + 1));
@@ -65,7 +68,10 @@ export function parseJsonReply(text: string): ParsedReply {
 }
 
 /** Parses and validates a reply: the value, or the problems to send back in a repair request. */
-export function checkReply(text: string, schema: JsonSchema | undefined): { ok: true; value: unknown } | { ok: false; problems: string[] } {
+export function checkReply(
+  text: string,
+  schema: JsonSchema | undefined,
+): { ok: true; value: unknown } | { ok: false; problems: string[] } {
   const parsed = parseJsonReply(text);
   if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
   const validate = compileSchema(schema);

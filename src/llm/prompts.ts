@@ -28,7 +28,10 @@ export function estimateTokens(text: string): number {
 }
 
 /** The page cut to `maxTokens` (at a line break when one is near), and whether it was cut. */
-export function truncateToBudget(markdown: string, maxTokens = DEFAULT_PAGE_TOKEN_BUDGET): { text: string; truncated: boolean } {
+export function truncateToBudget(
+  markdown: string,
+  maxTokens = DEFAULT_PAGE_TOKEN_BUDGET,
+): { text: string; truncated: boolean } {
   const maxChars = Math.max(0, Math.floor(maxTokens * CHARS_PER_TOKEN));
   if (markdown.length <= maxChars) return { text: markdown, truncated: false };
   let cut = markdown.slice(0, maxChars);
@@ -52,7 +55,11 @@ function pageBlock(page: PromptPage): { block: string; truncated: boolean } {
 /** `json` format: data from the page for the caller's prompt; the schema goes to extractJson. */
 export function jsonExtractionPrompt(page: PromptPage, opts: { prompt?: string; schema?: JsonSchema }): Prompt {
   const { block, truncated } = pageBlock(page);
-  const task = opts.prompt?.trim() || (opts.schema ? 'Extract the data the JSON Schema describes.' : 'Extract the main data of the page as one JSON object.');
+  const task =
+    opts.prompt?.trim() ||
+    (opts.schema
+      ? 'Extract the data the JSON Schema describes.'
+      : 'Extract the main data of the page as one JSON object.');
   return {
     system:
       'You extract structured data from web pages. Use only facts stated in the page; when a value is not in the page, use null or leave the field out. ' +

@@ -23,12 +23,22 @@
 // - Prompts and replies are never logged (pages may be private); models, sizes and timings are.
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config.ts';
 import type { Queryable } from '../store/db-types.ts';
 import { recordTokens } from '../store/usage.ts';
 import { type JsonSchema, checkReply, compileSchema } from './json.ts';
-import { LlmInvalidOutputError, LlmRateLimitedError, LlmTimeoutError, LlmUnavailableError, LlmUpstreamError } from '../errors.ts';
+import {
+  LlmInvalidOutputError,
+  LlmRateLimitedError,
+  LlmTimeoutError,
+  LlmUnavailableError,
+  LlmUpstreamError,
+} from '../errors.ts';
 
 /** Whose tokens these are: one ledger row per request goes to this team, key and job. */
 export interface UsageOwner {
@@ -220,13 +230,19 @@ export class LlmProvider {
           if (refusedNow.length) {
             for (const m of refusedNow) refused.add(m);
             refusedJsonModes.set(this.#modeKey, refused);
-            this.#log.warn({ model: this.model, refused: refusedNow.map((m) => modeNames[m]), mode: modeNames[mode] }, 'LLM endpoint refuses a structured output mode: not asking for it again');
+            this.#log.warn(
+              { model: this.model, refused: refusedNow.map((m) => modeNames[m]), mode: modeNames[mode] },
+              'LLM endpoint refuses a structured output mode: not asking for it again',
+            );
           }
           const message = completion.choices?.[0]?.message;
           return message?.content ?? (message?.refusal ? `(refused: ${message.refusal})` : '');
         } catch (err) {
           if (mode > PLAIN && isFormatRefusal(err)) {
-            this.#log.warn({ model: this.model, mode: modeNames[mode], status: 400 }, 'LLM endpoint answered 400 to response_format: trying a simpler mode');
+            this.#log.warn(
+              { model: this.model, mode: modeNames[mode], status: 400 },
+              'LLM endpoint answered 400 to response_format: trying a simpler mode',
+            );
             refusedNow.push(mode);
             mode = usable(mode - 1);
             continue;
@@ -241,7 +257,10 @@ export class LlmProvider {
     const checked = checkReply(reply, opts.schema);
     if (checked.ok) return { data: checked.value as T, repaired: false, model: this.model as string, usage };
 
-    this.#log.warn({ model: this.model, problems: checked.problems.slice(0, 5) }, 'LLM reply invalid: sending one repair request');
+    this.#log.warn(
+      { model: this.model, problems: checked.problems.slice(0, 5) },
+      'LLM reply invalid: sending one repair request',
+    );
     const repair = (m: JsonMode): ChatCompletionMessageParam[] => [
       ...first(m),
       { role: 'assistant', content: short(reply, REPAIR_OUTPUT_CHARS) },
@@ -273,7 +292,12 @@ export class LlmProvider {
   }
 
   /** One request, with timeout and retries, and its tokens written to the ledger. */
-  async #send(client: OpenAI, body: ChatCompletionCreateParamsNonStreaming, opts: { signal?: AbortSignal; usage: UsageOwner }, usage: LlmUsage): Promise<ChatCompletion> {
+  async #send(
+    client: OpenAI,
+    body: ChatCompletionCreateParamsNonStreaming,
+    opts: { signal?: AbortSignal; usage: UsageOwner },
+    usage: LlmUsage,
+  ): Promise<ChatCompletion> {
     const { timeoutMs, maxRetries } = this.#config;
     const caller = opts.signal;
     for (let attempt = 0; ; attempt++) {
@@ -294,7 +318,10 @@ export class LlmProvider {
           throw new LlmRateLimitedError(Math.ceil(failure.retryAfterMs / 1000));
         }
         if (!canRetry) throw failure.error;
-        this.#log.warn({ model: body.model, status: failure.status, attempt: attempt + 1, waitMs: Math.round(waitMs) }, 'LLM request failed: retrying');
+        this.#log.warn(
+          { model: body.model, status: failure.status, attempt: attempt + 1, waitMs: Math.round(waitMs) },
+          'LLM request failed: retrying',
+        );
         try {
           await sleep(waitMs, undefined, { signal: caller });
         } catch {
@@ -312,7 +339,13 @@ export class LlmProvider {
     return base * (0.75 + Math.random() * 0.25);
   }
 
-  async #account(completion: ChatCompletion, body: ChatCompletionCreateParamsNonStreaming, owner: UsageOwner, usage: LlmUsage, ms: number): Promise<void> {
+  async #account(
+    completion: ChatCompletion,
+    body: ChatCompletionCreateParamsNonStreaming,
+    owner: UsageOwner,
+    usage: LlmUsage,
+    ms: number,
+  ): Promise<void> {
     const reported = completion.usage;
     let promptTokens: number;
     let completionTokens: number;
@@ -320,7 +353,10 @@ export class LlmProvider {
       promptTokens = reported.prompt_tokens;
       completionTokens = reported.completion_tokens;
     } else {
-      promptTokens = body.messages.reduce((n, m) => n + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')), 0);
+      promptTokens = body.messages.reduce(
+        (n, m) => n + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')),
+        0,
+      );
       completionTokens = estimateTokens(completion.choices?.[0]?.message?.content ?? '');
       usage.estimated = true;
     }
@@ -328,21 +364,31 @@ export class LlmProvider {
     usage.completionTokens += completionTokens;
     usage.totalTokens += promptTokens + completionTokens;
     usage.requests += 1;
-    this.#log.debug({ model: body.model, promptTokens, completionTokens, ms, estimated: usage.estimated }, 'LLM request answered');
+    this.#log.debug(
+      { model: body.model, promptTokens, completionTokens, ms, estimated: usage.estimated },
+      'LLM request answered',
+    );
     await recordTokens(this.#db, { ...owner, tokens: promptTokens + completionTokens });
   }
 }
 
 function messagesOf(system: string | undefined, prompt: string): ChatCompletionMessageParam[] {
-  return [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user' as const, content: prompt }];
+  return [
+    ...(system ? [{ role: 'system' as const, content: system }] : []),
+    { role: 'user' as const, content: prompt },
+  ];
 }
 
 function joinSystem(...parts: (string | undefined)[]): string {
   return parts.filter(Boolean).join('\n\n');
 }
 
-function jsonFormat(mode: JsonMode, schema: JsonSchema | undefined): ChatCompletionCreateParamsNonStreaming['response_format'] {
-  if (mode === JSON_SCHEMA && schema) return { type: 'json_schema', json_schema: { name: 'extraction', schema, strict: false } };
+function jsonFormat(
+  mode: JsonMode,
+  schema: JsonSchema | undefined,
+): ChatCompletionCreateParamsNonStreaming['response_format'] {
+  if (mode === JSON_SCHEMA && schema)
+    return { type: 'json_schema', json_schema: { name: 'extraction', schema, strict: false } };
   if (mode === JSON_OBJECT) return { type: 'json_object' };
   return undefined;
 }
@@ -356,7 +402,10 @@ function jsonInstruction(mode: JsonMode, schema: JsonSchema | undefined): string
 }
 
 function repairPrompt(problems: string[], hasSchema: boolean): string {
-  const list = problems.slice(0, 20).map((p) => `- ${p}`).join('\n');
+  const list = problems
+    .slice(0, 20)
+    .map((p) => `- ${p}`)
+    .join('\n');
   return `Your reply above is not usable:\n${list}\nReply again with the corrected JSON only${hasSchema ? ', matching the JSON Schema' : ' (one JSON object)'}: no prose, no code fences.`;
 }
 
@@ -379,10 +428,21 @@ function classify(err: unknown): Failure {
     if (status === undefined) {
       // No answer: refused connection, reset, DNS.
       const cause = (err.cause as Error | undefined)?.message ?? err.message;
-      return { retryable: true, status, retryAfterMs: undefined, error: new LlmUpstreamError(`Could not reach the LLM endpoint: ${short(cause)}`) };
+      return {
+        retryable: true,
+        status,
+        retryAfterMs: undefined,
+        error: new LlmUpstreamError(`Could not reach the LLM endpoint: ${short(cause)}`),
+      };
     }
     const wait = retryAfterMs(err.headers);
-    if (status === 429) return { retryable: true, status, retryAfterMs: wait, error: new LlmRateLimitedError(wait === undefined ? undefined : Math.ceil(wait / 1000)) };
+    if (status === 429)
+      return {
+        retryable: true,
+        status,
+        retryAfterMs: wait,
+        error: new LlmRateLimitedError(wait === undefined ? undefined : Math.ceil(wait / 1000)),
+      };
     const retryable = status === 408 || status === 409 || status >= 500;
     return {
       retryable,
@@ -392,5 +452,10 @@ function classify(err: unknown): Failure {
     };
   }
   // E.g. a 200 whose body is not JSON.
-  return { retryable: false, status: undefined, retryAfterMs: undefined, error: new LlmUpstreamError(`The LLM request failed: ${short(String((err as Error)?.message ?? err))}`) };
+  return {
+    retryable: false,
+    status: undefined,
+    retryAfterMs: undefined,
+    error: new LlmUpstreamError(`The LLM request failed: ${short(String((err as Error)?.message ?? err))}`),
+  };
 }

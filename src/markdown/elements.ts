@@ -61,7 +61,9 @@ const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s
 export function isHidden(a: Record<string, string>): boolean {
   if (a.hidden !== undefined || a['aria-hidden'] === 'true') return true;
   const style = a.style;
-  return style !== undefined && (style.indexOf('none') >= 0 || style.indexOf('hidden') >= 0) && HIDDEN_STYLE.test(style);
+  return (
+    style !== undefined && (style.indexOf('none') >= 0 || style.indexOf('hidden') >= 0) && HIDDEN_STYLE.test(style)
+  );
 }
 
 export function isDataUrl(s: string): boolean {

@@ -53,11 +53,21 @@ export class ListWriter extends InlineWriter {
     // are already separated by blank lines, or it is an ordered list not starting at 1 (which
     // could not interrupt the paragraph above it).
     const d = this.depth;
-    if (this.sep && this.sepDepth === d && this.ctxLi[d] && this.blankCount === this.ctxBlankAt[d] && (!ordered || n === 1)) {
+    if (
+      this.sep &&
+      this.sepDepth === d &&
+      this.ctxLi[d] &&
+      this.blankCount === this.ctxBlankAt[d] &&
+      (!ordered || n === 1)
+    ) {
       this.sep = false;
     }
     // Markdown would merge two lists of one kind separated only by a blank line.
-    const alt = this.lastListOut === this.out.length && this.lastListDepth === d && this.lastListOrdered === ordered && !this.lastListAlt;
+    const alt =
+      this.lastListOut === this.out.length &&
+      this.lastListDepth === d &&
+      this.lastListOrdered === ordered &&
+      !this.lastListAlt;
     this.lists.push({ ordered, n, step, loose: false, alt });
   }
 

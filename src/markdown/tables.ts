@@ -4,7 +4,9 @@ import type { ChildNode, Element } from 'domhandler';
 import { isHidden } from './elements.ts';
 
 /** Content that makes a table a layout table rather than data. */
-const BLOCKY_IN_CELL = new Set('table ul ol dl dt dd menu dir li h1 h2 h3 h4 h5 h6 pre listing xmp blockquote hr'.split(' '));
+const BLOCKY_IN_CELL = new Set(
+  'table ul ol dl dt dd menu dir li h1 h2 h3 h4 h5 h6 pre listing xmp blockquote hr'.split(' '),
+);
 
 export interface DataTable {
   /** The visible cells of each visible row: head rows, then body, then foot. */
@@ -140,7 +142,8 @@ export function escapePipes(s: string): string {
 }
 
 function rowsOf(section: Element, into: Element[]): void {
-  for (const c of section.children) if ((c.type as string) === 'tag' && (c as Element).name === 'tr') into.push(c as Element);
+  for (const c of section.children)
+    if ((c.type as string) === 'tag' && (c as Element).name === 'tr') into.push(c as Element);
 }
 
 function span(v: string | undefined, max: number): number {

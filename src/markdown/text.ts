@@ -227,7 +227,8 @@ function isHtmlSpace(c: number): boolean {
  *  destination cannot end early (balanced parentheses, as in Wikipedia URLs, stay readable). */
 export function linkDestination(url: string): string {
   let u = url;
-  if (u.indexOf(' ') >= 0 || u.indexOf('<') >= 0 || u.indexOf('>') >= 0) u = u.replace(/ /g, '%20').replace(/</g, '%3C').replace(/>/g, '%3E');
+  if (u.indexOf(' ') >= 0 || u.indexOf('<') >= 0 || u.indexOf('>') >= 0)
+    u = u.replace(/ /g, '%20').replace(/</g, '%3C').replace(/>/g, '%3E');
   if (u.indexOf('(') >= 0 || u.indexOf(')') >= 0) {
     let depth = 0;
     let balanced = true;

@@ -25,7 +25,9 @@ function sortQuery(search: string): string {
     const eq = p.indexOf('=');
     return eq < 0 ? p : p.slice(0, eq);
   };
-  const sorted = pieces.map((p, i) => ({ p, i, k: name(p) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.i - b.i));
+  const sorted = pieces
+    .map((p, i) => ({ p, i, k: name(p) }))
+    .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.i - b.i));
   return `?${sorted.map((x) => x.p).join('&')}`;
 }
 
@@ -50,7 +52,11 @@ export function parseUrl(input: string | URL, base?: string | URL): URL | undefi
  * sorted by name (stable: repeated names keep their relative order; values are not re-encoded);
  * an empty query ("?") removed.
  */
-export function normalizeUrl(input: string | URL, opts: NormalizeOptions = {}, base?: string | URL): string | undefined {
+export function normalizeUrl(
+  input: string | URL,
+  opts: NormalizeOptions = {},
+  base?: string | URL,
+): string | undefined {
   const u = parseUrl(input, base);
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return undefined;
   if (u.hostname.endsWith('.')) u.hostname = u.hostname.slice(0, -1);

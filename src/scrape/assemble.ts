@@ -16,7 +16,8 @@ import { detectContentKind } from '../documents/detect.ts';
 import { transformHtml } from './transform/index.ts';
 import { redactDocumentText } from './transform/redact.ts';
 
-export async function assembleDocument(d: ScrapeDeps, 
+export async function assembleDocument(
+  d: ScrapeDeps,
   req: ScrapeRequest,
   plan: ScrapePlan,
   source: Source,
@@ -32,7 +33,10 @@ export async function assembleDocument(d: ScrapeDeps,
   const f = plan.formats;
   // A media file (by type, or by its bytes under application/octet-stream) is the media
   // formats' own; its body may be only its first bytes (left unread by the engine).
-  const kind = wantsMedia(f) && isMediaFile(page.contentType, page.body) ? 'media' : detectContentKind(page.contentType, page.finalUrl, page.body);
+  const kind =
+    wantsMedia(f) && isMediaFile(page.contentType, page.body)
+      ? 'media'
+      : detectContentKind(page.contentType, page.finalUrl, page.body);
   const base = {
     sourceURL: req.url,
     url: page.finalUrl,
@@ -48,7 +52,11 @@ export async function assembleDocument(d: ScrapeDeps,
     const text =
       kind === 'html' && source.html !== undefined
         ? source.html
-        : decodeText(page.body, page.engine === 'browser' ? 'text/html; charset=utf-8' : page.contentType, kind === 'html').text;
+        : decodeText(
+            page.body,
+            page.engine === 'browser' ? 'text/html; charset=utf-8' : page.contentType,
+            kind === 'html',
+          ).text;
     if (f.rawHtml) doc.rawHtml = text;
     if (kind === 'html') {
       const out = transformHtml({
@@ -94,7 +102,9 @@ export async function assembleDocument(d: ScrapeDeps,
     ].filter(Boolean);
     if (others.length) warnings.push(`${others.join(', ')}: not available for a media file (${page.contentType})`);
   } else {
-    throw new UnsupportedFileError(`${page.contentType || 'unknown'} (${kind}); request format "rawBase64" to receive the bytes`);
+    throw new UnsupportedFileError(
+      `${page.contentType || 'unknown'} (${kind}); request format "rawBase64" to receive the bytes`,
+    );
   }
 
   if (doc.markdown !== undefined && req.redactPII) {
@@ -123,10 +133,24 @@ export async function assembleDocument(d: ScrapeDeps,
     assignAiOutput(doc, ai);
     warnings.push(...ai.warnings);
   }
-  if (f.changeTracking && kind !== 'media') doc.changeTracking = await changeTrackingFormat(d, f.changeTracking, doc, req, page, structured, usage, time.deadline, warnings);
+  if (f.changeTracking && kind !== 'media')
+    doc.changeTracking = await changeTrackingFormat(
+      d,
+      f.changeTracking,
+      doc,
+      req,
+      page,
+      structured,
+      usage,
+      time.deadline,
+      warnings,
+    );
   if (f.branding) {
     if (source.rendered?.branding) doc.branding = source.rendered.branding;
-    else warnings.push('branding: the page could not be read in the browser (not an HTML page?), so no branding was extracted');
+    else
+      warnings.push(
+        'branding: the page could not be read in the browser (not an HTML page?), so no branding was extracted',
+      );
   }
   if (!f.markdown) delete doc.markdown;
 
@@ -146,7 +170,8 @@ export async function assembleDocument(d: ScrapeDeps,
  * extracts the current values with the format's schema/prompt (LLM, or deterministically) and
  * compares them with the stored ones. `diff` is the git-style text diff (spec: a string).
  */
-async function changeTrackingFormat(d: ScrapeDeps, 
+async function changeTrackingFormat(
+  d: ScrapeDeps,
   ct: NonNullable<ScrapePlan['formats']['changeTracking']>,
   doc: ScrapeDocument,
   req: ScrapeRequest,
@@ -159,7 +184,10 @@ async function changeTrackingFormat(d: ScrapeDeps,
   let json: unknown;
   if (ct.modes.includes('json')) {
     const ai = await renderAiFormats(
-      { ...noFormats(), json: { ...(ct.schema ? { schema: ct.schema } : {}), ...(ct.prompt ? { prompt: ct.prompt } : {}) } },
+      {
+        ...noFormats(),
+        json: { ...(ct.schema ? { schema: ct.schema } : {}), ...(ct.prompt ? { prompt: ct.prompt } : {}) },
+      },
       { markdown: doc.markdown ?? '', url: page.finalUrl, structured, metadata: doc.metadata },
       { llm: d.llm, usage, signal: deadline, maxOutputTokens: d.llmMaxOutputTokens },
     );

@@ -38,7 +38,8 @@ export async function attachBrowserOutputs(
     if (req.zeroDataRetention || req.lockdown) return `data:${type};base64,${data.toString('base64')}`;
     return storeOutputFile(d, caller, jobId, ctx, data, type, ext);
   };
-  const image = (s: { data: Buffer; type: 'png' | 'jpeg' }) => keep(s.data, `image/${s.type}`, s.type === 'jpeg' ? 'jpg' : 'png');
+  const image = (s: { data: Buffer; type: 'png' | 'jpeg' }) =>
+    keep(s.data, `image/${s.type}`, s.type === 'jpeg' ? 'jpg' : 'png');
   if (r.screenshot) doc.screenshot = await image(r.screenshot);
   if (req.actions?.length) {
     doc.actions = {
@@ -63,7 +64,14 @@ async function storeOutputFile(
   contentType: string,
   ext: string,
 ): Promise<string> {
-  const id = await storeFile(d.db, { teamId: caller.teamId, jobId, contentType, data, ttlMs: d.fileTtlMs, notAfter: ctx.filesExpireAt });
+  const id = await storeFile(d.db, {
+    teamId: caller.teamId,
+    jobId,
+    contentType,
+    data,
+    ttlMs: d.fileTtlMs,
+    notAfter: ctx.filesExpireAt,
+  });
   return `${ctx.publicUrl}/v2/files/${id}.${ext}`;
 }
 
@@ -74,7 +82,9 @@ async function storeOutputFile(
  * data: URL of at most MEDIA_ZDR_MAX_BYTES under zero data retention, where nothing is stored.
  * Resolves to the credits: one per started minute of each output.
  */
-export async function attachMedia(d: ScrapeDeps, tools: MediaTools, 
+export async function attachMedia(
+  d: ScrapeDeps,
+  tools: MediaTools,
   doc: ScrapeDocument,
   candidates: MediaCandidate[],
   source: Source,
@@ -86,9 +96,16 @@ export async function attachMedia(d: ScrapeDeps, tools: MediaTools,
   time: { deadline: AbortSignal; startedAt: number },
 ): Promise<number> {
   const limits = tools.limits;
-  const keep = async (file: { path: string; size: number; mimeType: string; ext: string; sourceUrl: string }): Promise<string> => {
+  const keep = async (file: {
+    path: string;
+    size: number;
+    mimeType: string;
+    ext: string;
+    sourceUrl: string;
+  }): Promise<string> => {
     if (req.zeroDataRetention) {
-      if (file.size > limits.zdrMaxBytes) throw new MediaTooLargeError(file.sourceUrl, limits.zdrMaxBytes, 'MEDIA_ZDR_MAX_BYTES');
+      if (file.size > limits.zdrMaxBytes)
+        throw new MediaTooLargeError(file.sourceUrl, limits.zdrMaxBytes, 'MEDIA_ZDR_MAX_BYTES');
       return `data:${file.mimeType};base64,${(await readFile(file.path)).toString('base64')}`;
     }
     // Stored from the file a chunk at a time (src/store/files.ts): a 100 MiB video never sits in memory whole.

@@ -18,6 +18,11 @@ export function normaliseUrl(input: string): string {
 }
 
 export function cacheKey(v: CacheVariant): string {
-  const parts = [normaliseUrl(v.url), v.mobile ? 'mobile' : 'desktop', (v.country ?? 'US').toUpperCase(), (v.languages ?? []).join(',')];
+  const parts = [
+    normaliseUrl(v.url),
+    v.mobile ? 'mobile' : 'desktop',
+    (v.country ?? 'US').toUpperCase(),
+    (v.languages ?? []).join(','),
+  ];
   return createHash('sha256').update(parts.join('\n')).digest('hex');
 }

@@ -13,7 +13,8 @@ import type { ScrapeDeps } from './scrape-deps.ts';
  * leaves a PDF unconverted: the bytes come back in rawBase64 for the page's flat cost. Resolves
  * to the credits beyond the page's own: a PDF costs one per page converted.
  */
-export async function convertFile(d: ScrapeDeps, 
+export async function convertFile(
+  d: ScrapeDeps,
   doc: ScrapeDocument,
   req: ScrapeRequest,
   plan: ScrapePlan,
@@ -22,18 +23,25 @@ export async function convertFile(d: ScrapeDeps,
   time: { deadline: AbortSignal; startedAt: number },
 ): Promise<number> {
   const f = plan.formats;
-  const detection = detectDocument(page.body, { contentType: page.contentType, fileName: new URL(page.finalUrl).pathname });
-  if (detection.encrypted) throw new ApiError('DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
+  const detection = detectDocument(page.body, {
+    contentType: page.contentType,
+    fileName: new URL(page.finalUrl).pathname,
+  });
+  if (detection.encrypted)
+    throw new ApiError('DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
   const kind = detection.kind;
-  if (!kind || kind === 'html') throw new UnsupportedFileError(`${detection.type}; request format "rawBase64" to receive the bytes`);
+  if (!kind || kind === 'html')
+    throw new UnsupportedFileError(`${detection.type}; request format "rawBase64" to receive the bytes`);
   const pdfEntry = req.parsers?.find((p) => p === 'pdf' || (typeof p !== 'string' && p.type === 'pdf'));
   if (kind === 'pdf' && req.parsers !== undefined && !pdfEntry) {
     // parsers: [] — the PDF itself, base64-encoded, unconverted.
     doc.rawBase64 = page.body.toString('base64');
-    if (f.markdown || f.summary || f.links || f.images) warnings.push('parsers: [] returns the PDF base64-encoded in rawBase64, unconverted');
+    if (f.markdown || f.summary || f.links || f.images)
+      warnings.push('parsers: [] returns the PDF base64-encoded in rawBase64, unconverted');
     return 0;
   }
-  if (!d.parsePool) throw new UnsupportedFileError(`${detection.type}: document parsing is not available in this process`);
+  if (!d.parsePool)
+    throw new UnsupportedFileError(`${detection.type}: document parsing is not available in this process`);
   const parser: PdfParserOptions = pdfEntry && typeof pdfEntry !== 'string' ? pdfEntry : {};
   const remaining = Math.max(1, req.timeout - (Date.now() - time.startedAt));
   let converted;
@@ -41,7 +49,8 @@ export async function convertFile(d: ScrapeDeps,
     // A copy: the bytes are transferred to the worker, and the page may be the cached one.
     converted = await convertDocument(d.parsePool, new Uint8Array(page.body), kind, parser, remaining, time.deadline);
   } catch (err) {
-    if (err instanceof DocumentError) throw documentApiError(err, { unsupported: 'SCRAPE_UNSUPPORTED_FILE_ERROR', timeout: 'SCRAPE_TIMEOUT' });
+    if (err instanceof DocumentError)
+      throw documentApiError(err, { unsupported: 'SCRAPE_UNSUPPORTED_FILE_ERROR', timeout: 'SCRAPE_TIMEOUT' });
     throw err;
   }
   Object.assign(doc.metadata, converted.metadata);
@@ -53,6 +62,7 @@ export async function convertFile(d: ScrapeDeps,
   if (f.links) doc.links = targets.links;
   if (f.images) doc.images = targets.images;
   const htmlOnly = [f.html && 'html', f.rawHtml && 'rawHtml', f.attributes && 'attributes'].filter(Boolean);
-  if (htmlOnly.length) warnings.push(`${htmlOnly.join(', ')}: not available for a ${kind} document (its markdown is returned)`);
+  if (htmlOnly.length)
+    warnings.push(`${htmlOnly.join(', ')}: not available for a ${kind} document (its markdown is returned)`);
   return converted.credits - 1;
 }

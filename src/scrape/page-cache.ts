@@ -47,10 +47,16 @@ export async function refuseCacheMiss(
   if (req.lockdown) {
     await jobReady;
     await chargeCredits(d.db, caller, jobId, creditCosts.lockdownMiss);
-    throw new NotFoundError('No cached copy of this page (lockdown serves from the cache only)', 'SCRAPE_LOCKDOWN_CACHE_MISS');
+    throw new NotFoundError(
+      'No cached copy of this page (lockdown serves from the cache only)',
+      'SCRAPE_LOCKDOWN_CACHE_MISS',
+    );
   }
   if (plan.cache.cacheOnly) {
-    throw new NotFoundError(`No cached copy of this page at least ${plan.cache.minAgeMs} ms old`, 'SCRAPE_NO_CACHED_DATA');
+    throw new NotFoundError(
+      `No cached copy of this page at least ${plan.cache.minAgeMs} ms old`,
+      'SCRAPE_NO_CACHED_DATA',
+    );
   }
 }
 

@@ -59,17 +59,32 @@ export async function fetchFresh(
     fetchedAt: new Date(),
     engine: 'http',
   };
-  const isHtml = /html/i.test(response.contentType) || detectContentKind(response.contentType, response.url, response.body) === 'html';
-  const html = isHtml && proxyUsed === 'basic' && browser?.available ? decodeText(response.body, response.contentType, true).text : undefined;
+  const isHtml =
+    /html/i.test(response.contentType) ||
+    detectContentKind(response.contentType, response.url, response.body) === 'html';
+  const html =
+    isHtml && proxyUsed === 'basic' && browser?.available
+      ? decodeText(response.body, response.contentType, true).text
+      : undefined;
   if (html !== undefined && needsRendering(html)) {
     try {
       return await renderInBrowser(d, req, plan, caller, deadline, warnings);
     } catch (err) {
       if (deadline.aborted || !(err instanceof ScrapeError)) throw err;
-      warnings.push(`the page looks rendered by JavaScript but the browser failed (${err.code}); the served HTML was used`);
+      warnings.push(
+        `the page looks rendered by JavaScript but the browser failed (${err.code}); the served HTML was used`,
+      );
     }
   }
-  return { page, cacheState: 'miss', proxyUsed, engine: 'http', html, warnings, ...(response.bodySkipped ? { bodySkipped: true } : {}) };
+  return {
+    page,
+    cacheState: 'miss',
+    proxyUsed,
+    engine: 'http',
+    html,
+    warnings,
+    ...(response.bodySkipped ? { bodySkipped: true } : {}),
+  };
 }
 
 async function renderInBrowser(
@@ -81,7 +96,10 @@ async function renderInBrowser(
   warnings: string[],
 ): Promise<Source> {
   const { browser, db } = d;
-  if (!browser) throw new BrowserUnavailableError(`${plan.engine.reasons.join(', ') || 'rendering'} needs the browser engine, which this process does not run`);
+  if (!browser)
+    throw new BrowserUnavailableError(
+      `${plan.engine.reasons.join(', ') || 'rendering'} needs the browser engine, which this process does not run`,
+    );
   const profile = req.profile ? await readProfile(db, caller.teamId, req.profile.name) : undefined;
   const saveProfileState = Boolean(req.profile && req.profile.saveChanges !== false);
   const res = await browser.fetch({
@@ -100,7 +118,8 @@ async function renderInBrowser(
     storageState: profile?.state as StorageState | undefined,
     saveStorageState: saveProfileState,
   });
-  if (req.profile && res.storageState && saveProfileState) await saveProfile(db, caller.teamId, req.profile.name, res.storageState);
+  if (req.profile && res.storageState && saveProfileState)
+    await saveProfile(db, caller.teamId, req.profile.name, res.storageState);
   const page: CachedPage = {
     url: req.url,
     finalUrl: res.url,

@@ -3,7 +3,13 @@
 // event loop; HTML goes through the web pipeline's transformHtml, as a scraped page does.
 import { createBillableJob } from '../billing/credits.ts';
 import type { ParseDocumentOutput, ParseOptionsInput } from '../contract/parse.ts';
-import { CONTENT_TYPES, type PdfParserOptions, convertDocument, documentApiError, markdownTargets } from '../documents/convert.ts';
+import {
+  CONTENT_TYPES,
+  type PdfParserOptions,
+  convertDocument,
+  documentApiError,
+  markdownTargets,
+} from '../documents/convert.ts';
 import { detectDocument } from '../documents/detect.ts';
 import { type ParsePool } from '../documents/parse-pool.ts';
 import type { DocumentKind } from '../documents/types.ts';
@@ -54,7 +60,11 @@ export class UploadParser {
     const { db } = this.#d;
     const declared = upload.mimetype && upload.mimetype !== 'application/octet-stream' ? upload.mimetype : undefined;
     const detection = detectDocument(upload.bytes, { contentType: declared, fileName: upload.fileName });
-    if (detection.encrypted) throw new ParseError('DOCUMENT_ENCRYPTED', `The file is a ${detection.type}; it cannot be read without its password`);
+    if (detection.encrypted)
+      throw new ParseError(
+        'DOCUMENT_ENCRYPTED',
+        `The file is a ${detection.type}; it cannot be read without its password`,
+      );
     const kind = detection.kind;
     if (!kind) throw new ParseError('UNSUPPORTED_FILE_TYPE', `Unsupported file type: ${detection.type}`);
     const plan = planParse(opts, kind);
@@ -62,11 +72,21 @@ export class UploadParser {
     const quiet = opts.zeroDataRetention;
     const job = await createBillableJob(
       db,
-      { teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'parse', status: 'active', target: quiet ? null : upload.fileName },
+      {
+        teamId: caller.teamId,
+        apiKeyId: caller.keyId,
+        endpoint: 'parse',
+        status: 'active',
+        target: quiet ? null : upload.fileName,
+      },
       1,
     );
     try {
-      const document = await this.#produce(upload, kind, opts, plan, { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: job.id });
+      const document = await this.#produce(upload, kind, opts, plan, {
+        teamId: caller.teamId,
+        apiKeyId: caller.keyId,
+        jobId: job.id,
+      });
       const credits = document.metadata.creditsUsed ?? 1;
       // Stored in the scrape shape (GET /v2/scrape/{id} reads it): without the parse-only provider.
       const { provider: _provider, ...storedMetadata } = document.metadata;
@@ -74,7 +94,12 @@ export class UploadParser {
       await finishScrape(db, { jobId: job.id, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json });
       return document;
     } catch (err) {
-      const mapped = err instanceof DocumentError ? documentApiError(err, { unsupported: 'UNSUPPORTED_FILE_TYPE', timeout: 'PARSE_TIMEOUT' }) : err instanceof ParsePoolBusyError ? busy(err) : err;
+      const mapped =
+        err instanceof DocumentError
+          ? documentApiError(err, { unsupported: 'UNSUPPORTED_FILE_TYPE', timeout: 'PARSE_TIMEOUT' })
+          : err instanceof ParsePoolBusyError
+            ? busy(err)
+            : err;
       const code = (mapped as { code?: string }).code ?? 'UNKNOWN_ERROR';
       await updateJob(db, job.id, { status: 'failed', error: code }).catch(() => undefined);
       throw mapped;
@@ -93,13 +118,16 @@ export class UploadParser {
     const deadline = AbortSignal.timeout(opts.timeout);
     let structured: AiPage['structured'];
     const f = plan.formats;
-    const contentType = upload.mimetype && upload.mimetype !== 'application/octet-stream' ? upload.mimetype : CONTENT_TYPES[kind];
+    const contentType =
+      upload.mimetype && upload.mimetype !== 'application/octet-stream' ? upload.mimetype : CONTENT_TYPES[kind];
     const doc: ParseDocumentOutput = { metadata: { sourceURL: upload.fileName, contentType } };
     const warnings: string[] = [];
     // Before the bytes move to a worker (transfer detaches them).
     if (plan.rawBase64) doc.rawBase64 = upload.bytes.toString('base64');
     let credits = 1;
-    let steps: { provider: string; status: string; creditsCost: number }[] = [{ provider: 'base64', status: 'matched', creditsCost: 1 }];
+    let steps: { provider: string; status: string; creditsCost: number }[] = [
+      { provider: 'base64', status: 'matched', creditsCost: 1 },
+    ];
 
     if (plan.convert) {
       let markdown: string;
@@ -128,7 +156,8 @@ export class UploadParser {
         if (out.images) doc.images = out.images;
         if (out.attributes) doc.attributes = out.attributes;
         structured = out.structured;
-        if (plan.parser.pages || plan.parser.blocks || plan.parser.pageMarkers) warnings.push('parsers pages/blocks/pageMarkers: an HTML file has no pages');
+        if (plan.parser.pages || plan.parser.blocks || plan.parser.pageMarkers)
+          warnings.push('parsers pages/blocks/pageMarkers: an HTML file has no pages');
         steps = [{ provider: 'html', status: 'matched', creditsCost: 1 }];
       } else {
         const bytes = new Uint8Array(upload.bytes.buffer, upload.bytes.byteOffset, upload.bytes.byteLength);
@@ -187,9 +216,13 @@ interface UploadPlan {
 }
 
 function unsupported(issues: Issue[]): ParseError {
-  return new ParseError('PARSE_UNSUPPORTED_OPTIONS', `Unsupported options for an upload: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-    details: issues,
-  });
+  return new ParseError(
+    'PARSE_UNSUPPORTED_OPTIONS',
+    `Unsupported options for an upload: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    {
+      details: issues,
+    },
+  );
 }
 
 /** Checks the options against the detected kind; a 400 names every option that cannot be honoured. */
@@ -206,7 +239,8 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): UploadPlan {
   // Formats an upload cannot have are refused by name first; the rest are planned as for a scrape.
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
-    if (UPLOAD_FORMATS.has(type)) uploadIssues.push({ path: `options.formats.${i}`, message: `format "${type}" is not available for an upload` });
+    if (UPLOAD_FORMATS.has(type))
+      uploadIssues.push({ path: `options.formats.${i}`, message: `format "${type}" is not available for an upload` });
   });
   const formats = planFormats(
     list.filter((f) => !UPLOAD_FORMATS.has(typeof f === 'string' ? f : f.type)),
@@ -216,7 +250,10 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): UploadPlan {
 
   const parsers = opts.parsers;
   if (parsers?.some((p) => typeof p !== 'string' && p.type === 'image')) {
-    uploadIssues.push({ path: 'options.parsers', message: 'the "image" parser (OCR of an image) is not available for uploads' });
+    uploadIssues.push({
+      path: 'options.parsers',
+      message: 'the "image" parser (OCR of an image) is not available for uploads',
+    });
   }
   const pdfEntry = parsers?.find((p) => p === 'pdf' || (typeof p !== 'string' && p.type === 'pdf'));
   const parser: PdfParserOptions = pdfEntry && typeof pdfEntry !== 'string' ? { ...pdfEntry } : {};
@@ -227,24 +264,51 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): UploadPlan {
     list.forEach((f, i) => {
       const type = typeof f === 'string' ? f : f.type;
       if (type !== 'markdown' && type !== 'rawBase64' && !UPLOAD_FORMATS.has(type)) {
-        uploadIssues.push({ path: `options.formats.${i}`, message: `format "${type}" needs the pdf parser; with parsers: [] the PDF is returned base64-encoded` });
+        uploadIssues.push({
+          path: `options.formats.${i}`,
+          message: `format "${type}" needs the pdf parser; with parsers: [] the PDF is returned base64-encoded`,
+        });
       }
     });
   }
   if (kind !== 'html') {
-    if (formats.html) uploadIssues.push({ path: 'options.formats.html', message: `html is only available for HTML files (this file is ${kind})` });
-    if (formats.rawHtml) uploadIssues.push({ path: 'options.formats.rawHtml', message: `rawHtml is only available for HTML files (this file is ${kind})` });
-    if (formats.attributes) uploadIssues.push({ path: 'options.formats.attributes', message: `attributes are only available for HTML files (this file is ${kind})` });
-    if (opts.includeTags?.length) uploadIssues.push({ path: 'options.includeTags', message: `CSS selectors apply to HTML files only (this file is ${kind})` });
-    if (opts.excludeTags?.length) uploadIssues.push({ path: 'options.excludeTags', message: `CSS selectors apply to HTML files only (this file is ${kind})` });
+    if (formats.html)
+      uploadIssues.push({
+        path: 'options.formats.html',
+        message: `html is only available for HTML files (this file is ${kind})`,
+      });
+    if (formats.rawHtml)
+      uploadIssues.push({
+        path: 'options.formats.rawHtml',
+        message: `rawHtml is only available for HTML files (this file is ${kind})`,
+      });
+    if (formats.attributes)
+      uploadIssues.push({
+        path: 'options.formats.attributes',
+        message: `attributes are only available for HTML files (this file is ${kind})`,
+      });
+    if (opts.includeTags?.length)
+      uploadIssues.push({
+        path: 'options.includeTags',
+        message: `CSS selectors apply to HTML files only (this file is ${kind})`,
+      });
+    if (opts.excludeTags?.length)
+      uploadIssues.push({
+        path: 'options.excludeTags',
+        message: `CSS selectors apply to HTML files only (this file is ${kind})`,
+      });
   } else {
     checkSelectors('options', opts, formats, issues);
   }
   if (opts.redactPII && parser.blocks) {
-    issues.push({ path: 'options.redactPII', message: 'cannot be combined with parsers blocks (block contents and spans index the unredacted text)' });
+    issues.push({
+      path: 'options.redactPII',
+      message: 'cannot be combined with parsers blocks (block contents and spans index the unredacted text)',
+    });
   }
   if (uploadIssues.length) throw unsupported(uploadIssues);
-  if (issues.length) throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+  if (issues.length)
+    throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   const rawBase64 = formats.rawBase64 || pdfRaw;
   const convert = !pdfRaw && others.length > 0;
   if (pdfRaw) formats.markdown = false;

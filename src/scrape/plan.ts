@@ -1,6 +1,11 @@
 // From a validated scrape request to what the pipeline must produce: the output formats, the
 // cache policy, and a 400 naming every option this version cannot honour yet (never ignored).
-import { DEFAULT_MAX_AGE_MS, LOCKDOWN_MAX_AGE_MS, type ScrapeFormatInput, type ScrapeRequest } from '../contract/scrape.ts';
+import {
+  DEFAULT_MAX_AGE_MS,
+  LOCKDOWN_MAX_AGE_MS,
+  type ScrapeFormatInput,
+  type ScrapeRequest,
+} from '../contract/scrape.ts';
 import { checkJsonSchema } from '../llm/json.ts';
 import type { ScreenshotOptions } from './engines/browser.ts';
 import { selectorProblem } from './transform/clean.ts';
@@ -25,7 +30,8 @@ export interface FormatPlan {
   /** onlyCleanContent: an extra clean-up pass over the markdown. */
   cleanContent: boolean;
   /** `changeTracking`: compare with this team's previous scrape of the URL (src/scrape/formats/change-tracking.ts). */
-  changeTracking: { modes: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string } | undefined;
+  changeTracking:
+    { modes: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string } | undefined;
   /** `branding`: computed styles of the rendered page (browser engine). */
   branding: boolean;
   attributes: { selector: string; attribute: string }[] | undefined;
@@ -119,24 +125,35 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
   list.forEach((f, i) => {
     const type = typeof f === 'string' ? f : f.type;
     if (type === 'screenshot') {
-      if (formats.screenshot) issues.push({ path: `${prefix}.${i}`, message: 'at most one screenshot format per request' });
-      const { type: _type, ...options } = typeof f === 'string' ? { type } : (f as { type: string } & ScreenshotOptions);
+      if (formats.screenshot)
+        issues.push({ path: `${prefix}.${i}`, message: 'at most one screenshot format per request' });
+      const { type: _type, ...options } =
+        typeof f === 'string' ? { type } : (f as { type: string } & ScreenshotOptions);
       formats.screenshot = options;
       return;
     }
     if (type === 'attributes') {
       if (typeof f === 'string') {
-        issues.push({ path: `${prefix}.${i}`, message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}' });
+        issues.push({
+          path: `${prefix}.${i}`,
+          message: 'format "attributes" needs {type: "attributes", selectors: [{selector, attribute}]}',
+        });
         return;
       }
-      formats.attributes = [...(formats.attributes ?? []), ...(f as { selectors: { selector: string; attribute: string }[] }).selectors];
+      formats.attributes = [
+        ...(formats.attributes ?? []),
+        ...(f as { selectors: { selector: string; attribute: string }[] }).selectors,
+      ];
       return;
     }
     if (type === 'json') {
       // Firecrawl v2 takes json as an object only: the schema and/or the prompt are the request.
       const o = typeof f === 'string' ? {} : (f as { schema?: Record<string, unknown>; prompt?: string });
       if (!o.schema && !o.prompt?.trim()) {
-        issues.push({ path: `${prefix}.${i}`, message: 'format "json" needs {type: "json", schema: {...}} and/or {type: "json", prompt: "..."}' });
+        issues.push({
+          path: `${prefix}.${i}`,
+          message: 'format "json" needs {type: "json", schema: {...}} and/or {type: "json", prompt: "..."}',
+        });
         return;
       }
       if (formats.json) issues.push({ path: `${prefix}.${i}`, message: 'at most one json format per request' });
@@ -150,14 +167,19 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
     }
     if (type === 'question' || type === 'query') {
       // query is the deprecated spelling of question ({prompt, mode}); both answer in data.answer.
-      if (formats.question) issues.push({ path: `${prefix}.${i}`, message: 'at most one question (or query) format per request' });
+      if (formats.question)
+        issues.push({ path: `${prefix}.${i}`, message: 'at most one question (or query) format per request' });
       const o = f as { question?: string; prompt?: string; mode?: 'freeform' | 'directQuote' };
       formats.question = { question: (o.question ?? o.prompt ?? '').trim(), ...(o.mode ? { mode: o.mode } : {}) };
       return;
     }
     if (type === 'changeTracking') {
-      if (formats.changeTracking) issues.push({ path: `${prefix}.${i}`, message: 'at most one changeTracking format per request' });
-      const o = typeof f === 'string' ? {} : (f as { modes?: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string });
+      if (formats.changeTracking)
+        issues.push({ path: `${prefix}.${i}`, message: 'at most one changeTracking format per request' });
+      const o =
+        typeof f === 'string'
+          ? {}
+          : (f as { modes?: ('git-diff' | 'json')[]; schema?: Record<string, unknown>; prompt?: string; tag?: string });
       const modes = [...new Set(o.modes ?? [])];
       if (modes.includes('json') && !o.schema && !o.prompt?.trim()) {
         issues.push({ path: `${prefix}.${i}.modes`, message: 'mode "json" needs a schema and/or a prompt' });
@@ -177,11 +199,26 @@ export function planFormats(list: ScrapeFormatInput[], prefix: string, issues: I
       return;
     }
     if (type === 'highlights') {
-      if (formats.highlights) issues.push({ path: `${prefix}.${i}`, message: 'at most one highlights format per request' });
+      if (formats.highlights)
+        issues.push({ path: `${prefix}.${i}`, message: 'at most one highlights format per request' });
       formats.highlights = { query: (f as { query: string }).query.trim() };
       return;
     }
-    formats[type as 'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | 'product' | 'menu' | 'branding' | 'audio' | 'video'] = true;
+    formats[
+      type as
+        | 'markdown'
+        | 'html'
+        | 'rawHtml'
+        | 'rawBase64'
+        | 'links'
+        | 'images'
+        | 'summary'
+        | 'product'
+        | 'menu'
+        | 'branding'
+        | 'audio'
+        | 'video'
+    ] = true;
   });
   if (formats.rawBase64 && list.length > 1) {
     issues.push({ path: prefix, message: 'format "rawBase64" must be requested alone' });
@@ -204,7 +241,8 @@ export function checkSelectors(
   for (const [path, list] of selectors) {
     list?.forEach((selector, i) => {
       const problem = selectorProblem(selector);
-      if (problem) issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector (${problem})` });
+      if (problem)
+        issues.push({ path: `${path}.${i}`, message: `"${selector}" is not a valid CSS selector (${problem})` });
     });
   }
 }
@@ -214,30 +252,50 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
   const formats = planFormats(req.formats ?? ['markdown'], 'body.formats', issues);
 
   req.parsers?.forEach((p, i) => {
-    if (typeof p !== 'string' && p.type === 'image') issues.push({ path: `body.parsers.${i}`, message: 'the "image" parser (OCR of an image URL) is not available in this version' });
+    if (typeof p !== 'string' && p.type === 'image')
+      issues.push({
+        path: `body.parsers.${i}`,
+        message: 'the "image" parser (OCR of an image URL) is not available in this version',
+      });
     if (typeof p !== 'string' && p.type === 'pdf' && p.blocks && req.redactPII) {
-      issues.push({ path: `body.parsers.${i}.blocks`, message: 'cannot be combined with redactPII (block contents and spans index the unredacted text)' });
+      issues.push({
+        path: `body.parsers.${i}.blocks`,
+        message: 'cannot be combined with redactPII (block contents and spans index the unredacted text)',
+      });
     }
   });
   if (req.onlyCleanContent && req.zeroDataRetention) {
-    issues.push({ path: 'body.onlyCleanContent', message: 'is not supported with zeroDataRetention (it sends the whole page to the LLM)' });
+    issues.push({
+      path: 'body.onlyCleanContent',
+      message: 'is not supported with zeroDataRetention (it sends the whole page to the LLM)',
+    });
   }
   formats.cleanContent = req.onlyCleanContent;
   if (formats.changeTracking) {
     // The previous scrape is compared by its markdown (wire-names: markdown in the same request),
     // and a snapshot is stored for the next comparison.
-    if (!formats.markdown) issues.push({ path: 'body.formats', message: 'changeTracking requires markdown in the same request' });
+    if (!formats.markdown)
+      issues.push({ path: 'body.formats', message: 'changeTracking requires markdown in the same request' });
     if (req.zeroDataRetention || req.lockdown) {
-      issues.push({ path: 'body.formats', message: 'changeTracking stores a snapshot of the page; not available with zeroDataRetention or lockdown' });
+      issues.push({
+        path: 'body.formats',
+        message: 'changeTracking stores a snapshot of the page; not available with zeroDataRetention or lockdown',
+      });
     }
   }
   if (wantsMedia(formats) && (req.lockdown || req.minAge !== undefined)) {
     // Cache-only reads never contact the target; the media would have to be downloaded from it.
-    issues.push({ path: 'body.formats', message: `audio and video download the media from the target; not available with ${req.lockdown ? 'lockdown' : 'minAge'}` });
+    issues.push({
+      path: 'body.formats',
+      message: `audio and video download the media from the target; not available with ${req.lockdown ? 'lockdown' : 'minAge'}`,
+    });
   }
-  const waits = req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
-  if (waits > 60_000) issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });
-  if (req.waitFor > req.timeout / 2) issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });
+  const waits =
+    req.waitFor + (req.actions ?? []).reduce((sum, a) => sum + (a.type === 'wait' ? (a.milliseconds ?? 0) : 0), 0);
+  if (waits > 60_000)
+    issues.push({ path: 'body.actions', message: 'waitFor plus all wait actions must not exceed 60000 ms' });
+  if (req.waitFor > req.timeout / 2)
+    issues.push({ path: 'body.waitFor', message: 'waitFor must not exceed half of timeout' });
   if (req.minAge !== undefined && req.lockdown) {
     // Both read only the cache; lockdown's own semantics (and billing) win.
     issues.push({ path: 'body.minAge', message: 'minAge cannot be combined with lockdown' });
@@ -247,7 +305,8 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
     throw new BadRequestError(`Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
   }
 
-  const personalised = Boolean(req.headers && Object.keys(req.headers).length) || Boolean(req.actions?.length) || Boolean(req.profile);
+  const personalised =
+    Boolean(req.headers && Object.keys(req.headers).length) || Boolean(req.actions?.length) || Boolean(req.profile);
   const reasons = [
     req.actions?.length ? 'actions' : '',
     formats.screenshot ? 'screenshot' : '',
@@ -266,7 +325,13 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
       // would always read as "same".
       maxAgeMs:
         req.maxAge ??
-        (req.lockdown ? LOCKDOWN_MAX_AGE_MS : req.minAge !== undefined ? Number.POSITIVE_INFINITY : formats.changeTracking ? 0 : DEFAULT_MAX_AGE_MS),
+        (req.lockdown
+          ? LOCKDOWN_MAX_AGE_MS
+          : req.minAge !== undefined
+            ? Number.POSITIVE_INFINITY
+            : formats.changeTracking
+              ? 0
+              : DEFAULT_MAX_AGE_MS),
       cacheOnly: req.lockdown || req.minAge !== undefined,
       minAgeMs: req.minAge ?? 0,
       // Headers (cookies, auth), actions or a profile make the page the caller's own; zero data

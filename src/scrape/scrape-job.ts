@@ -21,7 +21,14 @@ export function openScrapeJob(
 ): ReturnType<typeof createBillableJob> {
   return createBillableJob(
     db,
-    { id: jobId, teamId: caller.teamId, apiKeyId: caller.keyId, endpoint: 'scrape', status: 'active', target: quiet ? null : req.url },
+    {
+      id: jobId,
+      teamId: caller.teamId,
+      apiKeyId: caller.keyId,
+      endpoint: 'scrape',
+      status: 'active',
+      target: quiet ? null : req.url,
+    },
     1,
   );
 }
@@ -34,7 +41,8 @@ export async function failScrapeJob(
   quiet: boolean,
   url: string,
 ): Promise<unknown> {
-  const code = err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
+  const code =
+    err instanceof ScrapeError || (err as { code?: string }).code ? (err as { code: string }).code : 'UNKNOWN_ERROR';
   await updateJob(db, jobId, { status: 'failed', error: code }).catch(() => undefined);
   // Under zero data retention or lockdown the URL must not reach the logs through the message.
   if (quiet && err instanceof ScrapeError) return withoutUrl(err, url);
@@ -54,10 +62,13 @@ export function finishScrapeJob(
   json: string | undefined,
   cacheWrite: Promise<void> | undefined,
 ): void {
-  const finished = finishScrape(d.db, { jobId, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json }).catch((err: unknown) =>
-    d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'),
+  const finished = finishScrape(d.db, { jobId, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json }).catch(
+    (err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'),
   );
-  pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, { teamId: caller.teamId, jobId });
+  pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, {
+    teamId: caller.teamId,
+    jobId,
+  });
 }
 
 // The requested URL and host out of the message, and any other URL (a media file's, a redirect

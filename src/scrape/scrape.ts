@@ -85,7 +85,12 @@ export class Scraper {
    * (idempotently, once per page). Files (screenshots) belong to the parent job;
    * metadata.scrapeId is a fresh id.
    */
-  async scrapeForParent(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext, parentJobId: string): Promise<{ document: ScrapeDocument; credits: number }> {
+  async scrapeForParent(
+    caller: Caller,
+    req: ScrapeRequest,
+    ctx: ScrapeContext,
+    parentJobId: string,
+  ): Promise<{ document: ScrapeDocument; credits: number }> {
     const plan = this.#check(req);
     const { document, credits, cacheWrite } = await this.#produce(caller, req, plan, ctx, parentJobId, randomUUID());
     await cacheWrite;
@@ -127,7 +132,12 @@ export class Scraper {
     let slot: Slot | undefined;
     let endTurn: (() => void) | undefined;
     try {
-      const key = cacheKey({ url: req.url, mobile: req.mobile, country: req.location?.country, languages: req.location?.languages });
+      const key = cacheKey({
+        url: req.url,
+        mobile: req.mobile,
+        country: req.location?.country,
+        languages: req.location?.languages,
+      });
       // The cache is read before the team's slot is taken: a lookup in our own store puts no load
       // on targets or engines, and a crawl's pages then hold their slots only for fetch and transform.
       const cached = await readCachedSource(this.#d, this.pendingWrites, req, plan, key, ctx.cache);
@@ -149,20 +159,47 @@ export class Scraper {
         endTurn?.();
         endTurn = undefined;
       };
-      const source = cached ?? (await this.#obtain(req, plan, caller, key, AbortSignal.any([deadline, refused.signal]), fetched, ctx.cache));
+      const source =
+        cached ??
+        (await this.#obtain(req, plan, caller, key, AbortSignal.any([deadline, refused.signal]), fetched, ctx.cache));
       // Formats that record against the job (LLM usage, change snapshots) wait for its row; the
       // others are rendered while it is written.
       const f = plan.formats;
       if (wantsAi(f) || f.changeTracking) await jobReady;
-      const base = req.lockdown ? creditCosts.lockdownHit : source.proxyUsed === 'enhanced' ? creditCosts.enhancedProxy : creditCosts.page;
+      const base = req.lockdown
+        ? creditCosts.lockdownHit
+        : source.proxyUsed === 'enhanced'
+          ? creditCosts.enhancedProxy
+          : creditCosts.page;
       const usage = { teamId: caller.teamId, apiKeyId: caller.keyId, jobId };
-      const rendered = await assembleDocument(this.#d, req, plan, source, scrapeId, base, { deadline, startedAt }, usage);
+      const rendered = await assembleDocument(
+        this.#d,
+        req,
+        plan,
+        source,
+        scrapeId,
+        base,
+        { deadline, startedAt },
+        usage,
+      );
       await jobReady;
       const { document } = rendered;
       let { credits } = rendered;
       await attachBrowserOutputs(this.#d, document, source, req, caller, jobId, ctx);
       if (wantsMedia(plan.formats)) {
-        credits += await attachMedia(this.#d, this.#media, document, rendered.media ?? [], source, req, plan, caller, jobId, ctx, { deadline, startedAt });
+        credits += await attachMedia(
+          this.#d,
+          this.#media,
+          document,
+          rendered.media ?? [],
+          source,
+          req,
+          plan,
+          caller,
+          jobId,
+          ctx,
+          { deadline, startedAt },
+        );
         document.metadata.creditsUsed = credits;
       }
       if (slot.waitedMs > 0) {
@@ -183,7 +220,8 @@ export class Scraper {
     caller: Caller,
     key: string,
     deadline: AbortSignal,
-    fetched: () => void, batch?: ScrapeContext['cache'],
+    fetched: () => void,
+    batch?: ScrapeContext['cache'],
   ): Promise<Source> {
     let fresh: Source;
     try {

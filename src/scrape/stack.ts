@@ -40,13 +40,18 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     filterLists: config.adblockLists,
   });
   if (!browser.available) {
-    log.warn(`Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`);
+    log.warn(
+      `Chromium not found at ${config.chromiumPath}: requests that need a browser get 503 BROWSER_UNAVAILABLE (apt-get install chromium, or set CHROMIUM_PATH)`,
+    );
   }
   for (const [name, path, variable] of [
     ['ffmpeg', config.media.ffmpegPath, 'FFMPEG_PATH'],
     ['ffprobe', config.media.ffprobePath, 'FFPROBE_PATH'],
   ]) {
-    if (!isExecutable(path)) log.warn(`${name} not found at "${path}": the audio and video formats get 503 MEDIA_FFMPEG_UNAVAILABLE (apt-get install ffmpeg, or set ${variable})`);
+    if (!isExecutable(path))
+      log.warn(
+        `${name} not found at "${path}": the audio and video formats get 503 MEDIA_FFMPEG_UNAVAILABLE (apt-get install ffmpeg, or set ${variable})`,
+      );
   }
   const parsePool = new ParsePool({ size: config.parseWorkers });
   const llm = new LlmProvider({ config: config.llm, db, log });

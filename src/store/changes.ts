@@ -41,7 +41,10 @@ interface Row {
 const asDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 
 /** Writes the current snapshot and returns the one it replaced (undefined: first of its key). */
-export async function recordSnapshot(db: Queryable, s: SnapshotInput): Promise<{ previous?: ChangeSnapshot; scrapedAt: Date }> {
+export async function recordSnapshot(
+  db: Queryable,
+  s: SnapshotInput,
+): Promise<{ previous?: ChangeSnapshot; scrapedAt: Date }> {
   const { rows } = await db.query<Row>(
     `INSERT INTO change_snapshots AS c (team_id, url_key, tag, markdown, json, status_code, scraped_at)
      VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7::timestamptz, clock_timestamp()))
@@ -75,11 +78,21 @@ export async function recordSnapshot(db: Queryable, s: SnapshotInput): Promise<{
 
 /** The latest snapshot of a key, without writing (e.g. to skip an LLM call when nothing changed). */
 export async function readSnapshot(db: Queryable, key: SnapshotKey): Promise<ChangeSnapshot | undefined> {
-  const { rows } = await db.query<{ markdown: string; json: string | null; status_code: number; scraped_at: Date | string }>(
+  const { rows } = await db.query<{
+    markdown: string;
+    json: string | null;
+    status_code: number;
+    scraped_at: Date | string;
+  }>(
     'SELECT markdown, json, status_code, scraped_at FROM change_snapshots WHERE team_id = $1 AND url_key = $2 AND tag = $3',
     [key.teamId, key.urlKey, key.tag],
   );
   const r = rows[0];
   if (!r) return undefined;
-  return { markdown: r.markdown, json: r.json === null ? null : (JSON.parse(r.json) as unknown), statusCode: r.status_code, scrapedAt: asDate(r.scraped_at) };
+  return {
+    markdown: r.markdown,
+    json: r.json === null ? null : (JSON.parse(r.json) as unknown),
+    statusCode: r.status_code,
+    scrapedAt: asDate(r.scraped_at),
+  };
 }

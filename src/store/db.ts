@@ -58,7 +58,8 @@ async function openPostgres(url: string, schema: string, max: number): Promise<D
     ...wrap(pool),
     async execRows(sql: string) {
       // node-postgres answers a multi-statement text with one result per statement.
-      const r = (await pool.query(sql)) as unknown as { rows: Record<string, unknown>[] } | { rows: Record<string, unknown>[] }[];
+      const r = (await pool.query(sql)) as unknown as
+        { rows: Record<string, unknown>[] } | { rows: Record<string, unknown>[] }[];
       return (Array.isArray(r) ? r : [r]).map((x) => x.rows ?? []);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {

@@ -49,7 +49,10 @@ export async function storeFile(db: Queryable, file: NewFile): Promise<string> {
   }
   const size = Buffer.isBuffer(file.data) ? file.data.length : (await stat(file.data.path)).size;
   // The id is handed out only once every chunk is in, so a half-stored file is never served.
-  await db.query(`INSERT INTO stored_files (id, team_id, job_id, content_type, expires_at, size) VALUES ($1, $2, $3, $4, ${EXPIRES}, $7)`, [...head, size]);
+  await db.query(
+    `INSERT INTO stored_files (id, team_id, job_id, content_type, expires_at, size) VALUES ($1, $2, $3, $4, ${EXPIRES}, $7)`,
+    [...head, size],
+  );
   try {
     let n = 0;
     for await (const chunk of chunksOf(file.data)) {
@@ -94,17 +97,30 @@ export async function readFileInfo(db: Queryable, id: string): Promise<FileInfo 
  * Bytes `start`..`end` (inclusive) of a file, a few chunks per statement; ends early (with an
  * error) if the file expires or is removed meanwhile.
  */
-export async function* readFileBytes(db: Queryable, id: string, info: FileInfo, start = 0, end = info.size - 1): AsyncGenerator<Buffer> {
-  for (let at = start; at <= end; ) {
+export async function* readFileBytes(
+  db: Queryable,
+  id: string,
+  info: FileInfo,
+  start = 0,
+  end = info.size - 1,
+): AsyncGenerator<Buffer> {
+  for (let at = start; at <= end;) {
     const upTo = Math.min(end, (Math.floor(at / CHUNK_BYTES) + CHUNKS_PER_READ) * CHUNK_BYTES - 1);
     const part = await readRange(db, id, info, at, upTo);
-    if (!part || part.length !== upTo - at + 1) throw new Error(`stored file ${id} is gone or changed while it was read`);
+    if (!part || part.length !== upTo - at + 1)
+      throw new Error(`stored file ${id} is gone or changed while it was read`);
     yield part;
     at = upTo + 1;
   }
 }
 
-async function readRange(db: Queryable, id: string, info: FileInfo, start: number, end: number): Promise<Buffer | undefined> {
+async function readRange(
+  db: Queryable,
+  id: string,
+  info: FileInfo,
+  start: number,
+  end: number,
+): Promise<Buffer | undefined> {
   if (info.legacy) {
     const { rows } = await db.query<{ part: Buffer }>(
       'SELECT substring(data FROM $2 FOR $3) AS part FROM stored_files WHERE id = $1 AND expires_at > clock_timestamp()',

@@ -17,7 +17,13 @@ export function requestHash(body: unknown): string {
  * then `recordIdempotentJob`), or to the job id of the earlier request with the same key and body.
  * The same key with another body, or while the first request is still starting, is a 409.
  */
-export async function claimIdempotencyKey(db: Queryable, teamId: string, key: string, endpoint: string, hash: string): Promise<string | undefined> {
+export async function claimIdempotencyKey(
+  db: Queryable,
+  teamId: string,
+  key: string,
+  endpoint: string,
+  hash: string,
+): Promise<string | undefined> {
   const { rows: claimed } = await db.query(
     `INSERT INTO idempotency_keys (team_id, key, endpoint, request_hash) VALUES ($1, $2, $3, $4)
      ON CONFLICT (team_id, key) DO UPDATE SET key = EXCLUDED.key, endpoint = EXCLUDED.endpoint, request_hash = EXCLUDED.request_hash,
@@ -38,7 +44,11 @@ export async function claimIdempotencyKey(db: Queryable, teamId: string, key: st
   if (prior.endpoint !== endpoint || prior.hash !== hash) {
     throw new ConflictError('This idempotency key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED');
   }
-  if (!prior.jobId) throw new ConflictError('A request with this idempotency key is still being started; retry shortly', 'IDEMPOTENCY_KEY_IN_USE');
+  if (!prior.jobId)
+    throw new ConflictError(
+      'A request with this idempotency key is still being started; retry shortly',
+      'IDEMPOTENCY_KEY_IN_USE',
+    );
   return prior.jobId;
 }
 
@@ -52,6 +62,9 @@ export async function releaseIdempotencyKey(db: Queryable, teamId: string, key: 
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Queryable): Promise<number> {
-  const { rowCount } = await db.query(`DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - $1 * interval '1 millisecond'`, [IDEMPOTENCY_TTL_MS]);
+  const { rowCount } = await db.query(
+    `DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - $1 * interval '1 millisecond'`,
+    [IDEMPOTENCY_TTL_MS],
+  );
   return rowCount;
 }

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import type { JobEndpoint } from '../contract/common.ts';
 import type { Queryable } from './db-types.ts';
 
-
 export const jobStatuses = ['queued', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 
@@ -44,7 +43,15 @@ export async function createJob(db: Queryable, job: NewJob): Promise<Job> {
   const { rows } = await db.query<Job>(
     `INSERT INTO jobs (id, team_id, api_key_id, endpoint, status, target, api_version)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${jobColumns}`,
-    [job.id ?? randomUUID(), job.teamId, job.apiKeyId, job.endpoint, job.status ?? 'queued', job.target ?? null, job.apiVersion ?? 'v2'],
+    [
+      job.id ?? randomUUID(),
+      job.teamId,
+      job.apiKeyId,
+      job.endpoint,
+      job.status ?? 'queued',
+      job.target ?? null,
+      job.apiVersion ?? 'v2',
+    ],
   );
   return rows[0];
 }
@@ -69,7 +76,12 @@ export async function updateJob(db: Queryable, id: string, update: JobUpdate): P
 }
 
 /** The job if it exists and belongs to the team: another team's job reads as missing. */
-export async function getTeamJob(db: Queryable, teamId: string, id: string, endpoint?: JobEndpoint): Promise<Job | undefined> {
+export async function getTeamJob(
+  db: Queryable,
+  teamId: string,
+  id: string,
+  endpoint?: JobEndpoint,
+): Promise<Job | undefined> {
   const { rows } = await db.query<Job>(
     `SELECT ${jobColumns} FROM jobs WHERE id = $1 AND team_id = $2 AND ($3::text IS NULL OR endpoint = $3)`,
     [id, teamId, endpoint ?? null],

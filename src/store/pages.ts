@@ -23,7 +23,12 @@ export interface CacheWindow {
  * The cached copy under this key, if any; with a window, only a copy of an acceptable age (a
  * stale body is never read: with maxAge 0 the lookup reads no body at all).
  */
-export async function readCachedPage(db: Queryable, cacheKey: string, window?: CacheWindow, now = Date.now()): Promise<CachedPage | undefined> {
+export async function readCachedPage(
+  db: Queryable,
+  cacheKey: string,
+  window?: CacheWindow,
+  now = Date.now(),
+): Promise<CachedPage | undefined> {
   // maxAge 0 ("always fetch"): no copy can qualify, no query needed.
   if (window && window.maxAgeMs <= 0) return undefined;
   // Ages beyond the representable date range mean "any".
@@ -47,7 +52,17 @@ export async function writeCachedPage(db: Queryable, cacheKey: string, page: Cac
        status_code = EXCLUDED.status_code, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
        body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at, engine = EXCLUDED.engine
      WHERE page_cache.fetched_at <= EXCLUDED.fetched_at`,
-    [cacheKey, page.url, page.finalUrl, page.statusCode, page.contentType, JSON.stringify(page.headers), page.body, page.fetchedAt, page.engine],
+    [
+      cacheKey,
+      page.url,
+      page.finalUrl,
+      page.statusCode,
+      page.contentType,
+      JSON.stringify(page.headers),
+      page.body,
+      page.fetchedAt,
+      page.engine,
+    ],
   );
 }
 
@@ -83,7 +98,10 @@ export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<vo
 
 /** The document of a finished scrape of this team; another team's id reads as missing. */
 export async function readScrapeResult(db: Queryable, teamId: string, jobId: string): Promise<unknown> {
-  const { rows } = await db.query<{ document: string }>('SELECT document FROM scrape_results WHERE job_id = $1 AND team_id = $2', [jobId, teamId]);
+  const { rows } = await db.query<{ document: string }>(
+    'SELECT document FROM scrape_results WHERE job_id = $1 AND team_id = $2',
+    [jobId, teamId],
+  );
   return rows[0] && JSON.parse(rows[0].document);
 }
 
@@ -99,7 +117,13 @@ export class PageCacheBatcher {
   readonly #readMs: number;
   readonly #writeMs: number;
   readonly #max: number;
-  #reads: { key: string; lo: string | null; hi: string | null; resolve: (p: CachedPage | undefined) => void; reject: (e: unknown) => void }[] = [];
+  #reads: {
+    key: string;
+    lo: string | null;
+    hi: string | null;
+    resolve: (p: CachedPage | undefined) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   #writes = new Map<string, { page: CachedPage; done: { resolve: () => void; reject: (e: unknown) => void }[] }>();
   #readTimer: NodeJS.Timeout | undefined;
   #writeTimer: NodeJS.Timeout | undefined;
@@ -113,9 +137,16 @@ export class PageCacheBatcher {
 
   read(cacheKey: string, window?: CacheWindow, now = Date.now()): Promise<CachedPage | undefined> {
     if (window && window.maxAgeMs <= 0) return Promise.resolve(undefined);
-    const at = (ageMs: number) => (Number.isFinite(ageMs) && Math.abs(ageMs) < 1e14 ? new Date(now - ageMs).toISOString() : null);
+    const at = (ageMs: number) =>
+      Number.isFinite(ageMs) && Math.abs(ageMs) < 1e14 ? new Date(now - ageMs).toISOString() : null;
     return new Promise((resolve, reject) => {
-      this.#reads.push({ key: cacheKey, lo: window ? at(window.maxAgeMs) : null, hi: window && window.minAgeMs > 0 ? at(window.minAgeMs) : null, resolve, reject });
+      this.#reads.push({
+        key: cacheKey,
+        lo: window ? at(window.maxAgeMs) : null,
+        hi: window && window.minAgeMs > 0 ? at(window.minAgeMs) : null,
+        resolve,
+        reject,
+      });
       if (this.#reads.length >= this.#max) this.#flushReads();
       else this.#readTimer ??= setTimeout(() => this.#flushReads(), this.#readMs);
     });
@@ -174,7 +205,17 @@ export class PageCacheBatcher {
     const params: unknown[] = [];
     const values = writes.map(([key, { page }]) => {
       const n = params.length;
-      params.push(key, page.url, page.finalUrl, page.statusCode, page.contentType, JSON.stringify(page.headers), page.body, page.fetchedAt, page.engine);
+      params.push(
+        key,
+        page.url,
+        page.finalUrl,
+        page.statusCode,
+        page.contentType,
+        JSON.stringify(page.headers),
+        page.body,
+        page.fetchedAt,
+        page.engine,
+      );
       return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::jsonb, $${n + 7}, $${n + 8}, $${n + 9})`;
     });
     try {

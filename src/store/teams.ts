@@ -58,10 +58,11 @@ export async function listTeams(db: Queryable): Promise<Team[]> {
 
 /** Returns the team of that name, creating it on first use. */
 export async function ensureTeam(db: Queryable, name: string): Promise<Team> {
-  await db.query(
-    `INSERT INTO teams (id, name, webhook_secret) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
-    [randomUUID(), name, randomBytes(32).toString('hex')],
-  );
+  await db.query(`INSERT INTO teams (id, name, webhook_secret) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`, [
+    randomUUID(),
+    name,
+    randomBytes(32).toString('hex'),
+  ]);
   return (await findTeamByName(db, name))!;
 }
 
@@ -76,7 +77,11 @@ export interface CreatedKey {
 }
 
 /** Stores a key for the team; `key` may be given (GLEANER_API_KEY) or is generated. */
-export async function createApiKey(db: Queryable, teamId: string, opts: { name?: string; key?: string } = {}): Promise<CreatedKey> {
+export async function createApiKey(
+  db: Queryable,
+  teamId: string,
+  opts: { name?: string; key?: string } = {},
+): Promise<CreatedKey> {
   const key = opts.key ?? generateKey();
   const id = randomUUID();
   const preview = previewKey(key);

@@ -23,7 +23,8 @@ export async function recordUsage(db: Queryable, kind: UsageKind, e: UsageEntry)
      VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()))`;
   const params = [e.teamId, e.apiKeyId, e.jobId, e.amount, e.at ?? null];
   // A job's credits are also summed on its row: one statement for both.
-  if (kind === 'credits' && e.jobId) await db.query(`WITH u AS (${insert}) UPDATE jobs SET credits = credits + $4 WHERE id = $3`, params);
+  if (kind === 'credits' && e.jobId)
+    await db.query(`WITH u AS (${insert}) UPDATE jobs SET credits = credits + $4 WHERE id = $3`, params);
   else await db.query(insert, params);
 }
 
@@ -45,7 +46,12 @@ export interface MonthlyUsage {
 }
 
 /** Sums per calendar month (UTC), optionally per API key, oldest month first. */
-export async function monthlyUsage(db: Queryable, kind: UsageKind, teamId: string, byApiKey: boolean): Promise<MonthlyUsage[]> {
+export async function monthlyUsage(
+  db: Queryable,
+  kind: UsageKind,
+  teamId: string,
+  byApiKey: boolean,
+): Promise<MonthlyUsage[]> {
   const { table, column } = ledger[kind];
   const keyCols = byApiKey ? 'u.api_key_id' : 'NULL::uuid';
   const { rows } = await db.query<MonthlyUsage>(
@@ -76,5 +82,11 @@ export interface TokenEntry {
  * token_usage has no column for it (it is in the provider's log line).
  */
 export async function recordTokens(db: Queryable, e: TokenEntry): Promise<void> {
-  await recordUsage(db, 'tokens', { teamId: e.teamId, apiKeyId: e.apiKeyId, jobId: e.jobId, amount: e.tokens, at: e.at });
+  await recordUsage(db, 'tokens', {
+    teamId: e.teamId,
+    apiKeyId: e.apiKeyId,
+    jobId: e.jobId,
+    amount: e.tokens,
+    at: e.at,
+  });
 }

@@ -24,13 +24,22 @@ for (const store of storeKinds) {
     let api: Api;
     let main: string;
 
-    before(async () => ({ site, svc, api, main } = await startSiteAndService({ store, env: { GLEANER_WEBHOOK_RETRY_DELAYS: '1' } })));
+    before(
+      async () =>
+        ({ site, svc, api, main } = await startSiteAndService({ store, env: { GLEANER_WEBHOOK_RETRY_DELAYS: '1' } })),
+    );
     after(() => stopSiteAndService(svc, site));
 
     let firstBatch: string;
 
     test('documents in the order of the URLs, a URL listed twice scraped twice, scrape options applied', async () => {
-      const urls = [`${main}/articles/2`, `${main}/articles/1`, `${main}/about`, `${main}/articles/1`, `${main}/status/404`];
+      const urls = [
+        `${main}/articles/2`,
+        `${main}/articles/1`,
+        `${main}/about`,
+        `${main}/articles/1`,
+        `${main}/status/404`,
+      ];
       const { id, invalidURLs } = await api.startBatch({ urls, formats: ['markdown', 'html'], onlyMainContent: true });
       assert.equal(invalidURLs, undefined);
       firstBatch = id;
@@ -57,8 +66,14 @@ for (const store of storeKinds) {
       assert.equal(site.requests.filter((r) => r.path === '/articles/3').length, 0);
       // The batch's job in the ledger carries its credits.
       const activity = await api.activity('?endpoint=batch_scrape');
-      assert.ok(activity.json.data.some((j: { id: string; endpoint: string }) => j.id === id && j.endpoint === 'batch_scrape'), activity.text);
-      const { rows } = await svc.db.query<{ credits: number; status: string }>('SELECT credits, status FROM jobs WHERE id = $1', [id]);
+      assert.ok(
+        activity.json.data.some((j: { id: string; endpoint: string }) => j.id === id && j.endpoint === 'batch_scrape'),
+        activity.text,
+      );
+      const { rows } = await svc.db.query<{ credits: number; status: string }>(
+        'SELECT credits, status FROM jobs WHERE id = $1',
+        [id],
+      );
       assert.deepEqual(rows[0], { credits: urls.length, status: 'completed' });
       const errors = await api.batchErrors(id);
       assert.equal(errors.status, 200);
@@ -83,7 +98,10 @@ for (const store of storeKinds) {
       const none = await api.batchScrapeRaw({ urls: ['ftp://a/', 'mailto:x@y.z'], ignoreInvalidURLs: true });
       assert.equal(none.status, 400, none.text);
       assert.match(none.json.error, /body\.urls/);
-      const { id, invalidURLs } = await api.startBatch({ urls: ['ftp://a/', `${main}/about`, 'not a url at all'], ignoreInvalidURLs: true });
+      const { id, invalidURLs } = await api.startBatch({
+        urls: ['ftp://a/', `${main}/about`, 'not a url at all'],
+        ignoreInvalidURLs: true,
+      });
       assert.deepEqual(invalidURLs, ['ftp://a/', 'not a url at all']);
       await api.waitForBatch(id);
       assert.deepEqual(
@@ -107,7 +125,10 @@ for (const store of storeKinds) {
       assert.equal(end.status, 'failed');
       assert.ok(end.completedAt);
       assert.deepEqual(end.data, []);
-      const { rows } = await svc.db.query<{ status: string; error: string }>('SELECT status, error FROM jobs WHERE id = $1', [failed.id]);
+      const { rows } = await svc.db.query<{ status: string; error: string }>(
+        'SELECT status, error FROM jobs WHERE id = $1',
+        [failed.id],
+      );
       assert.equal(rows[0].status, 'failed');
       assert.match(rows[0].error, /SCRAPE_CONNECTION_ERROR/);
     });
@@ -120,7 +141,11 @@ for (const store of storeKinds) {
         const status = await api.waitForCrawl(res.json.id, 20_000);
         assert.equal(status.status, 'failed');
         const errors = (await api.crawlErrors(res.json.id)).json;
-        assert.equal(errors.errors[0]?.code, 'ROBOTS_UNREACHABLE', 'an unreachable robots.txt is a failure, not a robots rule');
+        assert.equal(
+          errors.errors[0]?.code,
+          'ROBOTS_UNREACHABLE',
+          'an unreachable robots.txt is a failure, not a robots rule',
+        );
         await hook.until('crawl.failed', () => hook.received.some((r) => r.type === 'crawl.failed'), 15_000);
         const failed = hook.received.find((r) => r.type === 'crawl.failed');
         assert.equal(failed?.body.success, false);
@@ -149,7 +174,11 @@ for (const store of storeKinds) {
       const otherApi = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
       const foreign = await otherApi('POST', '/v2/batch/scrape', { urls: [`${main}/about`], appendToId: id });
       assert.equal(foreign.status, 404, foreign.text);
-      const withHook = await api.batchScrape({ urls: [`${main}/about`], appendToId: id, webhook: 'http://127.0.0.1:9/' });
+      const withHook = await api.batchScrape({
+        urls: [`${main}/about`],
+        appendToId: id,
+        webhook: 'http://127.0.0.1:9/',
+      });
       assert.equal(withHook.status, 400, withHook.text);
     });
 
@@ -158,7 +187,10 @@ for (const store of storeKinds) {
       const a = await api.startBatch(body);
       const b = await api.startBatch(body);
       assert.equal(b.id, a.id);
-      const { rows } = await svc.db.query<{ n: number }>("SELECT count(*)::int AS n FROM crawls WHERE kind = 'batch_scrape' AND id = $1", [a.id]);
+      const { rows } = await svc.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM crawls WHERE kind = 'batch_scrape' AND id = $1",
+        [a.id],
+      );
       assert.equal(rows[0].n, 1);
       const other = await api.batchScrape({ ...body, urls: [`${main}/about`] });
       assert.equal(other.status, 409, other.text);
@@ -223,7 +255,10 @@ for (const store of storeKinds) {
         [{ urls: [`${main}/about`], bogus: 1 }, /bogus/],
         [{ urls: [`${main}/about`], timeout: 5 }, /body\.timeout/],
         [{ urls: [`${main}/about`], appendToId: 'nope' }, /body\.appendToId/],
-        [{ urls: [`${main}/about`], webhook: { url: `${main}/hook`, events: ['page', 'nope'] } }, /body\.webhook\.events\.1/],
+        [
+          { urls: [`${main}/about`], webhook: { url: `${main}/hook`, events: ['page', 'nope'] } },
+          /body\.webhook\.events\.1/,
+        ],
         [{ urls: [`${main}/about`], scrapeOptions: { formats: ['markdown'] } }, /scrapeOptions/],
       ];
       for (const [body, field] of cases) {
@@ -256,19 +291,37 @@ for (const store of storeKinds) {
       foreign.addEventListener('message', (e) => got.push(JSON.parse(e.data as string)));
       const code = await new Promise<number>((resolve) => foreign.addEventListener('close', (e) => resolve(e.code)));
       assert.equal(code, 1008);
-      assert.deepEqual(got.map((m) => [m.type, m.code]), [['error', 'BATCH_SCRAPE_NOT_FOUND']]);
+      assert.deepEqual(
+        got.map((m) => [m.type, m.code]),
+        [['error', 'BATCH_SCRAPE_NOT_FOUND']],
+      );
     });
 
     test('webhook: batch_scrape.started, one page event per URL, completed; signed under the team secret', async () => {
       const receiver = await startWebhookReceiver();
       const received = receiver.received;
       try {
-        const { id } = await api.startBatch({ urls: [`${main}/articles/1`, refused], webhook: { url: receiver.url, metadata: { run: 7 } } });
+        const { id } = await api.startBatch({
+          urls: [`${main}/articles/1`, refused],
+          webhook: { url: receiver.url, metadata: { run: 7 } },
+        });
         await api.waitForBatch(id);
-        await receiver.until('batch_scrape.completed', () => received.some((r) => r.type === 'batch_scrape.completed'), 15_000);
+        await receiver.until(
+          'batch_scrape.completed',
+          () => received.some((r) => r.type === 'batch_scrape.completed'),
+          15_000,
+        );
         const types = received.map((r) => r.type).sort();
-        assert.deepEqual(types, ['batch_scrape.completed', 'batch_scrape.page', 'batch_scrape.page', 'batch_scrape.started']);
-        const { rows } = await svc.db.query<{ secret: string }>('SELECT webhook_secret AS secret FROM teams WHERE name = $1', [svc.config.defaultTeam]);
+        assert.deepEqual(types, [
+          'batch_scrape.completed',
+          'batch_scrape.page',
+          'batch_scrape.page',
+          'batch_scrape.started',
+        ]);
+        const { rows } = await svc.db.query<{ secret: string }>(
+          'SELECT webhook_secret AS secret FROM teams WHERE name = $1',
+          [svc.config.defaultTeam],
+        );
         for (const r of received) {
           assert.equal(r.signature, `sha256=${createHmac('sha256', rows[0].secret).update(r.raw).digest('hex')}`);
           assert.equal(r.body.id, id);

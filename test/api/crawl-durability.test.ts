@@ -44,7 +44,13 @@ async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, time
 }
 
 /** The crawl completed with exactly the pages /generated/1..total, each once (data and crawl_pages). */
-async function assertEveryPageOnce(api: Api, id: string, origin: string, total: number, query: (sql: string, params: unknown[]) => Promise<any[]>) {
+async function assertEveryPageOnce(
+  api: Api,
+  id: string,
+  origin: string,
+  total: number,
+  query: (sql: string, params: unknown[]) => Promise<any[]>,
+) {
   const status = await statusOf(api, id);
   assert.equal(status.status, 'completed');
   assert.equal(status.total, total);
@@ -53,7 +59,9 @@ async function assertEveryPageOnce(api: Api, id: string, origin: string, total: 
   const docs = await api.crawlDocs(id, 25);
   const keys = docs.map((d) => urlKey(d.metadata.sourceURL)!);
   assert.equal(new Set(keys).size, keys.length, 'no page twice in the data');
-  const expected = Array.from({ length: total }, (_, i) => urlKey(`${origin}/generated/${i + 1}?total=${total}&ms=${PAGE_MS}`)!);
+  const expected = Array.from({ length: total }, (_, i) =>
+    urlKey(`${origin}/generated/${i + 1}?total=${total}&ms=${PAGE_MS}`)!,
+  );
   assert.deepEqual(new Set(keys), new Set(expected));
   const [counts] = await query(
     `SELECT count(*)::int AS n, count(DISTINCT url)::int AS urls, count(*) FILTER (WHERE status = 'done')::int AS done FROM crawl_pages WHERE crawl_id = $1`,
@@ -82,14 +90,24 @@ describe('crawl durability', () => {
       const svc: TestService = await startTestService({ store: 'postgres', env: { GLEANER_WORKERS: '0' } });
       cleanups.push(() => svc.destroy());
       const api = apiClient(svc);
-      const workerEnv = { ...svc.env, GLEANER_WORKERS: '4', GLEANER_CRAWL_CONCURRENCY: '4', GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
+      const workerEnv = {
+        ...svc.env,
+        GLEANER_WORKERS: '4',
+        GLEANER_CRAWL_CONCURRENCY: '4',
+        GLEANER_ALLOW_PRIVATE_NETWORK: 'true',
+        GLEANER_MAX_CRAWL_DELAY: '0',
+      };
       const [victim, survivor] = [spawnNode('src/worker.ts', workerEnv), spawnNode('src/worker.ts', workerEnv)];
       await Promise.all([victim.line('gleaner worker ready'), survivor.line('gleaner worker ready')]);
 
       const total = 120;
       const origin = site.hostOrigin('localhost');
       const id = await startCrawl(api, `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`);
-      await waitUntil('the crawl to be under way', async () => ((await statusOf(api, id)).completed >= 15 ? true : undefined), 30_000);
+      await waitUntil(
+        'the crawl to be under way',
+        async () => ((await statusOf(api, id)).completed >= 15 ? true : undefined),
+        30_000,
+      );
       victim.child.kill('SIGKILL');
       const killedAt = new Date();
       await victim.exit;
@@ -105,10 +123,16 @@ describe('crawl durability', () => {
       assert.ok(held.length > 0, 'the killed worker was running pages');
       assert.ok((await statusOf(api, id)).status === 'scraping', 'killed mid-crawl');
 
-      await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 90_000);
+      await waitUntil(
+        'the crawl to complete',
+        async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined),
+        90_000,
+      );
       const recoveredS = (Date.now() - killedAt.getTime()) / 1000;
       await assertEveryPageOnce(api, id, origin, total, async (sql, params) => (await svc.db.query(sql, params)).rows);
-      const fetched = site.requests.filter((r) => r.path.startsWith('/generated/') && r.path.includes(`total=${total}`)).length;
+      const fetched = site.requests.filter(
+        (r) => r.path.startsWith('/generated/') && r.path.includes(`total=${total}`),
+      ).length;
       console.log(
         `# crawl on 2 worker processes (postgres): one SIGKILLed holding ${held.length} pages; all ${total} pages done once, ` +
           `${recoveredS.toFixed(1)} s after the kill (${fetched - total} pages fetched again)`,
@@ -123,8 +147,14 @@ describe('crawl durability', () => {
     cleanups.push(() => first.destroy());
     const total = 30;
     const origin = site.hostOrigin('localhost');
-    const id = await startCrawl(apiClient(first), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
-    await waitUntil('the crawl to be under way', async () => ((await statusOf(apiClient(first), id)).completed >= 5 ? true : undefined), 30_000);
+    const id = await startCrawl(apiClient(first), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, {
+      delay: 0.15,
+    });
+    await waitUntil(
+      'the crawl to be under way',
+      async () => ((await statusOf(apiClient(first), id)).completed >= 5 ? true : undefined),
+      30_000,
+    );
     await first.stop();
     const second = await startTestService({ store: 'pglite', shareWith: first });
     cleanups.push(() => second.destroy());
@@ -132,7 +162,11 @@ describe('crawl durability', () => {
     const before = await statusOf(api, id);
     assert.equal(before.status, 'scraping', 'stopped mid-crawl');
     assert.ok(before.completed < total, `${before.completed} of ${total} done before the restart`);
-    await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 30_000);
+    await waitUntil(
+      'the crawl to complete',
+      async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined),
+      30_000,
+    );
     await assertEveryPageOnce(api, id, origin, total, async (sql, params) => (await second.db.query(sql, params)).rows);
   });
 
@@ -140,14 +174,26 @@ describe('crawl durability', () => {
     const { env: storeEnv, cleanup } = await testEnv('pglite');
     cleanups.push(cleanup);
     const key = newTestKey();
-    const env = { ...storeEnv, PORT: '0', GLEANER_API_KEY: key, GLEANER_ALLOW_PRIVATE_NETWORK: 'true', GLEANER_MAX_CRAWL_DELAY: '0' };
+    const env = {
+      ...storeEnv,
+      PORT: '0',
+      GLEANER_API_KEY: key,
+      GLEANER_ALLOW_PRIVATE_NETWORK: 'true',
+      GLEANER_MAX_CRAWL_DELAY: '0',
+    };
     const urlOf = async (p: NodeProcess) => JSON.parse(await p.line('gleaner ready')).url as string;
     const first = spawnNode('src/server.ts', env);
     const base1 = await urlOf(first);
     const total = 30;
     const origin = site.hostOrigin('localhost');
-    const id = await startCrawl(apiClient({ url: base1 }, key), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, { delay: 0.15 });
-    await waitUntil('the crawl to be under way', async () => ((await statusOf(apiClient({ url: base1 }, key), id)).completed >= 5 ? true : undefined), 30_000);
+    const id = await startCrawl(apiClient({ url: base1 }, key), `${origin}/generated/1?total=${total}&ms=${PAGE_MS}`, {
+      delay: 0.15,
+    });
+    await waitUntil(
+      'the crawl to be under way',
+      async () => ((await statusOf(apiClient({ url: base1 }, key), id)).completed >= 5 ? true : undefined),
+      30_000,
+    );
     first.child.kill('SIGKILL');
     await first.exit;
 
@@ -155,7 +201,11 @@ describe('crawl durability', () => {
     const base2 = await urlOf(second);
     const api = apiClient({ url: base2 }, key);
     assert.equal((await statusOf(api, id)).status, 'scraping', 'killed mid-crawl');
-    await waitUntil('the crawl to complete', async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined), 45_000);
+    await waitUntil(
+      'the crawl to complete',
+      async () => ((await statusOf(api, id)).status === 'completed' ? true : undefined),
+      45_000,
+    );
     // crawl_pages through the API's view: total, completed and the data; the table is checked by the graceful case.
     const status = await statusOf(api, id);
     assert.equal(status.total, total);

@@ -8,9 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FixtureSite, RecordedRequest } from '../fixtures/site/index.ts';
 import { type Api, type CrawlBody, apiClient } from '../helpers/api.ts';
-import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import {
+  type TestService,
+  startSiteAndService,
+  startTestService,
+  stopSiteAndService,
+  storeKinds,
+} from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
-
 
 /** Crawl-delay of the hosts these tests crawl (others keep the fixture's 1 s). */
 const CRAWL_DELAY = 0.5;
@@ -52,13 +57,16 @@ for (const store of storeKinds) {
       ({ site, svc, api } = await startSiteAndService({
         store,
         env: { GLEANER_MAX_CRAWL_DELAY: '' },
-        site: { crawlDelays: { ...Object.fromEntries(hosts.map((h) => [h, CRAWL_DELAY])), [`fast-${store}.localhost`]: null } },
+        site: {
+          crawlDelays: { ...Object.fromEntries(hosts.map((h) => [h, CRAWL_DELAY])), [`fast-${store}.localhost`]: null },
+        },
       }));
     });
     after(() => stopSiteAndService(svc, site));
 
     /** A crawl of the whole host, without its sitemap. */
-    const crawl = (call: Api, body: CrawlBody) => call.startCrawl({ sitemap: 'skip', crawlEntireDomain: true, ...body });
+    const crawl = (call: Api, body: CrawlBody) =>
+      call.startCrawl({ sitemap: 'skip', crawlEntireDomain: true, ...body });
 
     test('robots.txt Crawl-delay spaces the request starts to the host', async () => {
       const host = `delay-${store}.localhost`;
@@ -75,13 +83,19 @@ for (const store of storeKinds) {
         `gaps ${g.join(', ')} ms`,
       );
       // …and not much more than asked for (the handed-back pages come on time).
-      assert.ok(reqs.at(-1)!.at - reqs[0].at < 5 * CRAWL_DELAY * 1000 + 2500, `span ${reqs.at(-1)!.at - reqs[0].at} ms`);
+      assert.ok(
+        reqs.at(-1)!.at - reqs[0].at < 5 * CRAWL_DELAY * 1000 + 2500,
+        `span ${reqs.at(-1)!.at - reqs[0].at} ms`,
+      );
     });
 
     test('two crawls of one host at once share its Crawl-delay', async () => {
       const host = `together-${store}.localhost`;
       const origin = `http://${host}:${site.port}`;
-      const [a, b] = await Promise.all([crawl(api, { url: `${origin}/generated/1?total=4` }), crawl(api, { url: `${origin}/generated/1?total=3` })]);
+      const [a, b] = await Promise.all([
+        crawl(api, { url: `${origin}/generated/1?total=4` }),
+        crawl(api, { url: `${origin}/generated/1?total=3` }),
+      ]);
       for (const id of [a, b]) assert.equal((await api.waitForCrawl(id)).status, 'completed');
       const reqs = pagesOf(site, host);
       assert.equal(reqs.length, 7);
@@ -131,14 +145,19 @@ for (const store of storeKinds) {
       assert.ok(ms < 10_000, `60 pages of 50 ms took ${ms} ms`);
       const { rows } = await svc.db.query('SELECT 1 FROM host_politeness WHERE host LIKE $1', [`${host}%`]);
       assert.equal(rows.length, 0, 'no interval: the database is not asked');
-      console.log(`# crawl politeness (${store}), defaults: 60 pages of 50 ms in ${ms} ms, at most ${maxInFlight(reqs)} in flight`);
+      console.log(
+        `# crawl politeness (${store}), defaults: 60 pages of 50 ms in ${ms} ms, at most ${maxInFlight(reqs)} in flight`,
+      );
     });
 
     test('GLEANER_HOST_MAX_CONCURRENCY caps the requests in flight to one host', async () => {
       const capped = await startTestService({ store, env: { GLEANER_HOST_MAX_CONCURRENCY: '2' } });
       try {
         const host = `capped-${store}.localhost`;
-        const id = await crawl(apiClient(capped), { url: `http://${host}:${site.port}/generated/1?total=12&ms=150`, ignoreRobotsTxt: true });
+        const id = await crawl(apiClient(capped), {
+          url: `http://${host}:${site.port}/generated/1?total=12&ms=150`,
+          ignoreRobotsTxt: true,
+        });
         assert.equal((await apiClient(capped).waitForCrawl(id)).completed, 12);
         const reqs = pagesOf(site, host);
         assert.equal(reqs.length, 12);
@@ -152,7 +171,10 @@ for (const store of storeKinds) {
       const spaced = await startTestService({ store, env: { GLEANER_HOST_MIN_INTERVAL_MS: '400' } });
       try {
         const host = `spaced-${store}.localhost`;
-        const id = await crawl(apiClient(spaced), { url: `http://${host}:${site.port}/generated/1?total=6`, ignoreRobotsTxt: true });
+        const id = await crawl(apiClient(spaced), {
+          url: `http://${host}:${site.port}/generated/1?total=6`,
+          ignoreRobotsTxt: true,
+        });
         assert.equal((await apiClient(spaced).waitForCrawl(id)).completed, 6);
         const g = gaps(pagesOf(site, host));
         assert.equal(g.length, 5);

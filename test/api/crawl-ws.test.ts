@@ -10,11 +10,16 @@ import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
-import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import {
+  type TestService,
+  startSiteAndService,
+  startTestService,
+  stopSiteAndService,
+  storeKinds,
+} from '../helpers/service.ts';
 import { Waiters } from '../helpers/waiters.ts';
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
-
 
 type Doc = { markdown?: string; metadata: { sourceURL: string; scrapeId: string } };
 type Msg = { type: string; data?: any; error?: string; code?: string; at: number };
@@ -42,7 +47,8 @@ function watch(url: string, init?: string[] | { headers: Record<string, string> 
     opened: false,
     closed: new Promise((resolve) => ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason }))),
     next(pred, ms = 30_000) {
-      const timedOut = () => new assert.AssertionError({ message: `no such message; got ${messages.map((m) => m.type).join(' ')}` });
+      const timedOut = () =>
+        new assert.AssertionError({ message: `no such message; got ${messages.map((m) => m.type).join(' ')}` });
       return arrivals.until(() => messages.find(pred), ms, timedOut);
     },
   };
@@ -70,7 +76,13 @@ function rawUpgrade(url: string, headers: Record<string, string>): Promise<{ sta
   return new Promise((resolve, reject) => {
     const req = http.get(url, {
       agent: false,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers },
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        ...headers,
+      },
     });
     req.on('upgrade', (_res, socket) => {
       socket.destroy();
@@ -119,7 +131,12 @@ for (const store of storeKinds) {
 
     test('a running crawl: catch-up, then documents as pages finish, then done; every page once, as GET has it', async () => {
       const total = 8;
-      const id = await api.startCrawl({ url: `${main}/generated/1?total=${total}`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.25 });
+      const id = await api.startCrawl({
+        url: `${main}/generated/1?total=${total}`,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        delay: 0.25,
+      });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       const closed = await w.closed;
       assert.equal(closed.code, 1000, closed.reason);
@@ -128,7 +145,10 @@ for (const store of storeKinds) {
       const types = w.messages.map((m) => m.type);
       assert.equal(types[0], 'catchup');
       assert.equal(types.at(-1), 'done');
-      assert.ok(types.slice(1, -1).every((t) => t === 'document'), types.join(' '));
+      assert.ok(
+        types.slice(1, -1).every((t) => t === 'document'),
+        types.join(' '),
+      );
       const catchup = w.messages[0].data;
       assert.equal(catchup.success, true);
       assert.equal(catchup.status, 'scraping', 'connected while the crawl ran');
@@ -186,7 +206,11 @@ for (const store of storeKinds) {
       assert.equal(bad.status, 401);
       assert.equal(JSON.parse(bad.body).code, 'UNAUTHORIZED');
       assert.equal((await rawUpgrade(httpUrl, {})).status, 401);
-      assert.equal((await rawUpgrade(httpUrl, { 'sec-websocket-protocol': svc.key })).status, 101, 'the same request with the key upgrades');
+      assert.equal(
+        (await rawUpgrade(httpUrl, { 'sec-websocket-protocol': svc.key })).status,
+        101,
+        'the same request with the key upgrades',
+      );
       // A subprotocol is no key for plain HTTP requests.
       const plain = await fetch(httpUrl, { headers: { 'sec-websocket-protocol': svc.key } });
       assert.equal(plain.status, 401);
@@ -214,7 +238,12 @@ for (const store of storeKinds) {
     });
 
     test('a cancelled crawl ends the stream with done, status cancelled', async () => {
-      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const id = await api.startCrawl({
+        url: `${main}/generated/1?total=2000`,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        delay: 0.2,
+      });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       await w.next((m) => m.type === 'catchup');
       await w.next((m) => m.type === 'document');
@@ -238,13 +267,22 @@ for (const store of storeKinds) {
       await api.waitForCrawl(id);
       await svc.db.query(`UPDATE crawls SET status = 'scraping', completed_at = NULL WHERE id = $1`, [id]);
       const addPage = (n: number) =>
-        svc.db.query(`INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status, available_at) VALUES ($1, $2, $2, 1, 'queued', 'infinity')`, [id, `${main}/manual/${n}`]);
+        svc.db.query(
+          `INSERT INTO crawl_pages (crawl_id, url_key, url, depth, status, available_at) VALUES ($1, $2, $2, 1, 'queued', 'infinity')`,
+          [id, `${main}/manual/${n}`],
+        );
       const done = (n: number) =>
-        svc.db.query(`UPDATE crawl_pages SET status = 'done', document = $3::jsonb WHERE crawl_id = $1 AND url_key = $2`, [
-          id,
-          `${main}/manual/${n}`,
-          JSON.stringify({ markdown: `page ${n}`, metadata: { sourceURL: `${main}/manual/${n}`, scrapeId: `s${n}` } }),
-        ]);
+        svc.db.query(
+          `UPDATE crawl_pages SET status = 'done', document = $3::jsonb WHERE crawl_id = $1 AND url_key = $2`,
+          [
+            id,
+            `${main}/manual/${n}`,
+            JSON.stringify({
+              markdown: `page ${n}`,
+              metadata: { sourceURL: `${main}/manual/${n}`, scrapeId: `s${n}` },
+            }),
+          ],
+        );
       await addPage(1);
       await addPage(2);
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
@@ -261,7 +299,9 @@ for (const store of storeKinds) {
       await done(3);
       await w.next((m) => m.type === 'document' && m.data.markdown === 'page 3');
       await sleep(1200);
-      await svc.db.query(`UPDATE crawls SET status = 'completed', completed_at = clock_timestamp() WHERE id = $1`, [id]);
+      await svc.db.query(`UPDATE crawls SET status = 'completed', completed_at = clock_timestamp() WHERE id = $1`, [
+        id,
+      ]);
       const closed = await w.closed;
       assert.equal(closed.code, 1000);
       assert.deepEqual(
@@ -272,7 +312,12 @@ for (const store of storeKinds) {
     });
 
     test('the client leaving stops the stream; the service stays up', async () => {
-      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const id = await api.startCrawl({
+        url: `${main}/generated/1?total=2000`,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        delay: 0.2,
+      });
       const w = watch(`${wsBase}/v2/crawl/${id}`, [svc.key]);
       await w.next((m) => m.type === 'catchup');
       w.ws.close();
@@ -299,7 +344,10 @@ describe('crawl status stream: shutdown', () => {
       const w = watch(`${svc.url.replace(/^http/, 'ws')}/v2/crawl/${res.json.id}`, [svc.key]);
       await w.next((m) => m.type === 'catchup');
       // A refused upgrade leaves nothing open either.
-      assert.equal((await rawUpgrade(`${svc.url}/v2/crawl/${res.json.id}`, { 'sec-websocket-protocol': 'fc-not-a-key' })).status, 401);
+      assert.equal(
+        (await rawUpgrade(`${svc.url}/v2/crawl/${res.json.id}`, { 'sec-websocket-protocol': 'fc-not-a-key' })).status,
+        401,
+      );
       const t0 = Date.now();
       await svc.destroy();
       assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`);

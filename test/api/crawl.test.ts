@@ -5,12 +5,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, ensureTeam } from '../../src/store/teams.ts';
-import { type FixtureSite, blogPaths, disallowedPages, generatedLinks, linkedPages, sitemapArticlePaths, sitemapOnlyPages, sitemapPagePaths } from '../fixtures/site/index.ts';
+import {
+  type FixtureSite,
+  blogPaths,
+  disallowedPages,
+  generatedLinks,
+  linkedPages,
+  sitemapArticlePaths,
+  sitemapOnlyPages,
+  sitemapPagePaths,
+} from '../fixtures/site/index.ts';
 import { type Api, type JobDoc, apiClient } from '../helpers/api.ts';
-import { type TestService, startSiteAndService, startTestService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import {
+  type TestService,
+  startSiteAndService,
+  startTestService,
+  stopSiteAndService,
+  storeKinds,
+} from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -70,15 +84,23 @@ for (const store of storeKinds) {
       assert.equal(new Set(docs.map((d) => d.metadata.scrapeId)).size, docs.length, 'one scrapeId per page');
       // One job in the ledger (endpoint crawl) carries the crawl's credits.
       const activity = await api.activity('?endpoint=crawl');
-      assert.ok(activity.json.data.some((j: { id: string; endpoint: string }) => j.id === siteCrawl && j.endpoint === 'crawl'));
-      const { rows } = await svc.db.query<{ credits: number; status: string }>('SELECT credits, status FROM jobs WHERE id = $1', [siteCrawl]);
+      assert.ok(
+        activity.json.data.some((j: { id: string; endpoint: string }) => j.id === siteCrawl && j.endpoint === 'crawl'),
+      );
+      const { rows } = await svc.db.query<{ credits: number; status: string }>(
+        'SELECT credits, status FROM jobs WHERE id = $1',
+        [siteCrawl],
+      );
       assert.deepEqual(rows[0], { credits: docs.length, status: 'completed' });
       assert.ok(docs.find((d) => d.metadata.sourceURL === `${main}/articles/1`)?.markdown?.length);
       // Robots-disallowed pages are reported, never fetched.
       const errors = await api.crawlErrors(siteCrawl);
       assert.equal(errors.status, 200, errors.text);
       assert.equal(errors.json.success, undefined);
-      assert.deepEqual(errors.json.robotsBlocked, disallowedPages.map((p) => `${main}${p}`));
+      assert.deepEqual(
+        errors.json.robotsBlocked,
+        disallowedPages.map((p) => `${main}${p}`),
+      );
       assert.ok(Array.isArray(errors.json.errors));
       assert.ok(!site.requests.some((r) => r.path.startsWith('/private/secret')));
     });
@@ -100,7 +122,10 @@ for (const store of storeKinds) {
       assertOnce(docs);
       const got = new Set(keys(docs));
       for (const k of mainKeys([...linkedPages, ...sitemapOnlyPages])) assert.ok(got.has(k), `${k} missing`);
-      assert.ok(docs.every((d) => Array.isArray(d.links) && d.markdown === undefined), 'formats as asked');
+      assert.ok(
+        docs.every((d) => Array.isArray(d.links) && d.markdown === undefined),
+        'formats as asked',
+      );
 
       const only = await api.startCrawl({ url: `${main}/`, sitemap: 'only', maxDiscoveryDepth: 0 });
       assert.equal((await api.waitForCrawl(only)).status, 'completed');
@@ -110,7 +135,12 @@ for (const store of storeKinds) {
     });
 
     test('limit is exact', async () => {
-      const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 17 });
+      const id = await api.startCrawl({
+        url: `${main}/generated/1?total=200`,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        limit: 17,
+      });
       const status = await api.waitForCrawl(id);
       const docs = await api.crawlDocs(id);
       assertOnce(docs);
@@ -121,7 +151,12 @@ for (const store of storeKinds) {
 
     test('maxDiscoveryDepth is exact', async () => {
       for (const depth of [0, 1, 2, 5]) {
-        const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: depth });
+        const id = await api.startCrawl({
+          url: `${main}/generated/1?total=200`,
+          sitemap: 'skip',
+          crawlEntireDomain: true,
+          maxDiscoveryDepth: depth,
+        });
         await api.waitForCrawl(id);
         const docs = await api.crawlDocs(id);
         assertOnce(docs);
@@ -130,23 +165,37 @@ for (const store of storeKinds) {
       }
     });
 
-    test('two processes on one Postgres: every page exactly once, limit exact', { skip: store !== 'postgres' && 'needs Postgres' }, async () => {
-      const second = await startTestService({ store, shareWith: svc });
-      try {
-        const id = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, maxDiscoveryDepth: 4 });
-        await api.waitForCrawl(id);
-        const docs = await api.crawlDocs(id);
-        assertOnce(docs);
-        const expected = [...generatedWithin(4, 200)].map((n) => urlKey(`${main}/generated/${n}?total=200`)!);
-        assert.deepEqual(new Set(keys(docs)), new Set(expected));
-        const limited = await api.startCrawl({ url: `${main}/generated/1?total=200`, sitemap: 'skip', crawlEntireDomain: true, limit: 23 });
-        const status = await api.waitForCrawl(limited);
-        assert.equal((await api.crawlDocs(limited)).length, 23);
-        assert.equal(status.creditsUsed, 23);
-      } finally {
-        await second.destroy();
-      }
-    });
+    test(
+      'two processes on one Postgres: every page exactly once, limit exact',
+      { skip: store !== 'postgres' && 'needs Postgres' },
+      async () => {
+        const second = await startTestService({ store, shareWith: svc });
+        try {
+          const id = await api.startCrawl({
+            url: `${main}/generated/1?total=200`,
+            sitemap: 'skip',
+            crawlEntireDomain: true,
+            maxDiscoveryDepth: 4,
+          });
+          await api.waitForCrawl(id);
+          const docs = await api.crawlDocs(id);
+          assertOnce(docs);
+          const expected = [...generatedWithin(4, 200)].map((n) => urlKey(`${main}/generated/${n}?total=200`)!);
+          assert.deepEqual(new Set(keys(docs)), new Set(expected));
+          const limited = await api.startCrawl({
+            url: `${main}/generated/1?total=200`,
+            sitemap: 'skip',
+            crawlEntireDomain: true,
+            limit: 23,
+          });
+          const status = await api.waitForCrawl(limited);
+          assert.equal((await api.crawlDocs(limited)).length, 23);
+          assert.equal(status.creditsUsed, 23);
+        } finally {
+          await second.destroy();
+        }
+      },
+    );
 
     test('without crawlEntireDomain only pages below the start path are followed', async () => {
       const id = await api.startCrawl({ url: `${main}/docs/api`, sitemap: 'skip' });
@@ -157,14 +206,22 @@ for (const store of storeKinds) {
     test('includePaths and excludePaths', async () => {
       const inc = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', includePaths: ['^/articles/'] });
       await api.waitForCrawl(inc);
-      assert.deepEqual(new Set(keys(await api.crawlDocs(inc))), new Set(mainKeys(['/', '/articles/1', '/articles/2', '/articles/3'])));
+      assert.deepEqual(
+        new Set(keys(await api.crawlDocs(inc))),
+        new Set(mainKeys(['/', '/articles/1', '/articles/2', '/articles/3'])),
+      );
 
       const exc = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', excludePaths: ['^/articles/', 'widget'] });
       await api.waitForCrawl(exc);
       const expected = linkedPages.filter((p) => !p.startsWith('/articles/') && !p.includes('widget'));
       assert.deepEqual(new Set(keys(await api.crawlDocs(exc))), new Set(mainKeys(expected)));
 
-      const full = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', includePaths: ['localhost:\\d+/about$'], regexOnFullURL: true });
+      const full = await api.startCrawl({
+        url: `${main}/`,
+        sitemap: 'skip',
+        includePaths: ['localhost:\\d+/about$'],
+        regexOnFullURL: true,
+      });
       await api.waitForCrawl(full);
       assert.deepEqual(new Set(keys(await api.crawlDocs(full))), new Set(mainKeys(['/', '/about'])));
     });
@@ -180,7 +237,12 @@ for (const store of storeKinds) {
     });
 
     test('ignoreRobotsTxt fetches disallowed pages', async () => {
-      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', ignoreRobotsTxt: true, includePaths: ['^/private/'] });
+      const id = await api.startCrawl({
+        url: `${main}/`,
+        sitemap: 'skip',
+        ignoreRobotsTxt: true,
+        includePaths: ['^/private/'],
+      });
       await api.waitForCrawl(id);
       const got = new Set(keys(await api.crawlDocs(id)));
       assert.ok(got.has(mainKeys(['/private/secret'])[0]));
@@ -188,14 +250,21 @@ for (const store of storeKinds) {
     });
 
     test('cancel stops new pages; active lists running crawls; next while running', async () => {
-      const id = await api.startCrawl({ url: `${main}/generated/1?total=2000`, sitemap: 'skip', crawlEntireDomain: true, delay: 0.2 });
+      const id = await api.startCrawl({
+        url: `${main}/generated/1?total=2000`,
+        sitemap: 'skip',
+        crawlEntireDomain: true,
+        delay: 0.2,
+      });
       const running = await api.crawlStatus(id);
       assert.equal(running.json.status, 'scraping');
       assert.equal(running.json.completedAt, undefined);
       assert.ok(running.json.next, 'next is present while the crawl runs');
       const active = await api('GET', '/v2/crawl/active');
       assert.equal(active.status, 200, active.text);
-      assert.ok(active.json.crawls.some((c: { id: string; url: string }) => c.id === id && c.url.includes('/generated/1')));
+      assert.ok(
+        active.json.crawls.some((c: { id: string; url: string }) => c.id === id && c.url.includes('/generated/1')),
+      );
       assert.ok((await api('GET', '/v2/crawl/ongoing')).json.crawls.some((c: { id: string }) => c.id === id));
       await sleep(700);
       const del = await api.cancelCrawl(id);
@@ -204,7 +273,11 @@ for (const store of storeKinds) {
       await sleep(1000);
       const seen = site.requests.filter((r) => r.path.startsWith('/generated/')).length;
       await sleep(1500);
-      assert.equal(site.requests.filter((r) => r.path.startsWith('/generated/')).length, seen, 'no page fetched after the cancel settled');
+      assert.equal(
+        site.requests.filter((r) => r.path.startsWith('/generated/')).length,
+        seen,
+        'no page fetched after the cancel settled',
+      );
       const status = await api.crawlStatus(id);
       assert.equal(status.json.status, 'cancelled');
       assert.ok(status.json.completedAt);
@@ -254,7 +327,10 @@ for (const store of storeKinds) {
         [{ url: `${main}/`, scrapeOptions: { formats: ['json'] } }, 'formats'],
         [{ url: `${main}/`, webhook: { url: 'ftp://example.com/hook' } }, 'body.webhook.url'],
         [{ url: `${main}/`, webhook: 'not a url' }, 'body.webhook'],
-        [{ url: `${main}/`, webhook: { url: 'https://example.com/hook', events: ['page', 'finished'] } }, 'body.webhook.events.1'],
+        [
+          { url: `${main}/`, webhook: { url: 'https://example.com/hook', events: ['page', 'finished'] } },
+          'body.webhook.events.1',
+        ],
         [{ url: `${main}/`, prompt: 'crawl the blog' }, 'prompt'],
         [{ url: `${main}/`, zeroDataRetention: true }, 'zeroDataRetention'],
         [{ url: 'ftp://example.com/' }, 'url'],
@@ -266,7 +342,13 @@ for (const store of storeKinds) {
         assert.ok(res.text.includes(field), `${field} not named in ${res.text}`);
       }
       // SDK labels and newer keys are accepted.
-      const ok = await api.crawl({ url: `${main}/about`, sitemap: 'skip', origin: 'js-sdk@4.0.0', integration: 'test', stopOnContent: true });
+      const ok = await api.crawl({
+        url: `${main}/about`,
+        sitemap: 'skip',
+        origin: 'js-sdk@4.0.0',
+        integration: 'test',
+        stopOnContent: true,
+      });
       assert.equal(ok.status, 200, ok.text);
       await api.waitForCrawl(ok.json.id);
     });

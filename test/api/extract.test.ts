@@ -49,7 +49,12 @@ for (const store of storeKinds) {
 
     test('the schema filled from two pages, merged; processing then completed with a warning; credits per page', async () => {
       const urls = [`${main}/products/widget`, `${main}/articles/1`];
-      const { id, invalidURLs } = await api.startExtract({ urls, schema, prompt: 'The product and the article', showSources: true });
+      const { id, invalidURLs } = await api.startExtract({
+        urls,
+        schema,
+        prompt: 'The product and the article',
+        showSources: true,
+      });
       assert.deepEqual(invalidURLs, [], 'ignoreInvalidURLs defaults to true: an empty list');
       firstId = id;
       const { final, seen } = await api.waitForExtract(id);
@@ -58,17 +63,26 @@ for (const store of storeKinds) {
       assert.equal(final.data.name, productData.name);
       assert.equal(final.data.sku, productData.sku);
       assert.equal(final.data.author, articles[0].author, JSON.stringify(final.data));
-      assert.match(final.warning, /no LLM is configured; the schema was filled from the pages' structured data and labels \(deterministic\)/);
+      assert.match(
+        final.warning,
+        /no LLM is configured; the schema was filled from the pages' structured data and labels \(deterministic\)/,
+      );
       assert.match(final.warning, /the prompt was not used/);
       assert.deepEqual(final.sources, urls);
       assert.equal(final.creditsUsed, 2);
       assert.equal(final.tokensUsed, 0);
       assert.ok(Date.parse(final.expiresAt) > Date.now() + 23 * 3600_000);
-      const { rows } = await svc.db.query<{ credits: number; status: string; endpoint: string }>('SELECT credits, status, endpoint FROM jobs WHERE id = $1', [id]);
+      const { rows } = await svc.db.query<{ credits: number; status: string; endpoint: string }>(
+        'SELECT credits, status, endpoint FROM jobs WHERE id = $1',
+        [id],
+      );
       assert.deepEqual(rows[0], { credits: 2, status: 'completed', endpoint: 'extract' });
       const activity = await api.activity('?endpoint=extract');
       assert.equal(activity.status, 200, activity.text);
-      assert.ok(activity.json.data.some((j: { id: string; endpoint: string }) => j.id === id && j.endpoint === 'extract'), activity.text);
+      assert.ok(
+        activity.json.data.some((j: { id: string; endpoint: string }) => j.id === id && j.endpoint === 'extract'),
+        activity.text,
+      );
     });
 
     test('without showSources there are no sources; a prompt alone merges the main structured data', async () => {
@@ -82,19 +96,37 @@ for (const store of storeKinds) {
 
     test('a "/*" glob reads the pages under its path only (found with the map), at most the cap', async () => {
       const before = site.requests.length;
-      const { id } = await api.startExtract({ urls: [`${main}/articles/*`], schema: { type: 'object', properties: { headline: { type: 'string' } } }, showSources: true });
+      const { id } = await api.startExtract({
+        urls: [`${main}/articles/*`],
+        schema: { type: 'object', properties: { headline: { type: 'string' } } },
+        showSources: true,
+      });
       const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'completed', JSON.stringify(final));
-      assert.ok(final.sources.length >= 1 && final.sources.length <= EXTRACT_GLOB_MAX_PAGES, JSON.stringify(final.sources));
-      assert.ok(final.sources.every((u: string) => new URL(u).pathname.startsWith('/articles/')), JSON.stringify(final.sources));
-      assert.deepEqual([...final.sources].sort(), [1, 2, 3].map((n) => `${main}/articles/${n}`));
+      assert.ok(
+        final.sources.length >= 1 && final.sources.length <= EXTRACT_GLOB_MAX_PAGES,
+        JSON.stringify(final.sources),
+      );
+      assert.ok(
+        final.sources.every((u: string) => new URL(u).pathname.startsWith('/articles/')),
+        JSON.stringify(final.sources),
+      );
+      assert.deepEqual(
+        [...final.sources].sort(),
+        [1, 2, 3].map((n) => `${main}/articles/${n}`),
+      );
       assert.equal(final.creditsUsed, final.sources.length);
       assert.ok(articles.some((a) => a.title === final.data.headline));
       assert.ok(site.requests.length > before);
     });
 
-    test('a glob over the whole site: its map\'s pages, each once, after the exact URLs', async () => {
-      const { id } = await api.startExtract({ urls: [`${main}/*`, `${main}/about`], prompt: 'titles', showSources: true, scrapeOptions: { timeout: 10000 } });
+    test("a glob over the whole site: its map's pages, each once, after the exact URLs", async () => {
+      const { id } = await api.startExtract({
+        urls: [`${main}/*`, `${main}/about`],
+        prompt: 'titles',
+        showSources: true,
+        scrapeOptions: { timeout: 10000 },
+      });
       const { final } = await api.waitForExtract(id, 120_000);
       assert.equal(final.status, 'completed', JSON.stringify({ ...final, data: undefined }));
       assert.equal(final.sources[0], `${main}/about`, 'exact URLs first');
@@ -103,7 +135,11 @@ for (const store of storeKinds) {
     });
 
     test('a glob that matches nothing fails the extract', async () => {
-      const { id } = await api.startExtract({ urls: [`${main}/nothing-here/*`], prompt: 'anything', ignoreSitemap: true });
+      const { id } = await api.startExtract({
+        urls: [`${main}/nothing-here/*`],
+        prompt: 'anything',
+        ignoreSitemap: true,
+      });
       const { final } = await api.waitForExtract(id);
       assert.equal(final.status, 'failed');
       assert.match(final.error, /no page to read/);
@@ -123,25 +159,42 @@ for (const store of storeKinds) {
       assert.equal((await api.waitForExtract(id)).final.status, 'completed');
       const res = await api.extractRaw({ urls: [`${main}/about`, 'ftp://nope'], schema, ignoreInvalidURLs: false });
       assert.equal(res.status, 400, res.text);
-      assert.ok(res.json.details.some((d: any) => d.path === 'body.urls.1'), res.text);
+      assert.ok(
+        res.json.details.some((d: any) => d.path === 'body.urls.1'),
+        res.text,
+      );
       const none = await api.extractRaw({ urls: ['ftp://nope'], schema });
       assert.equal(none.status, 400);
-      assert.ok(none.json.details.some((d: any) => d.path === 'body.urls'), none.text);
+      assert.ok(
+        none.json.details.some((d: any) => d.path === 'body.urls'),
+        none.text,
+      );
     });
 
     test('400s name the field: enableWebSearch, no prompt and no schema, an unusable schema, zeroDataRetention', async () => {
       const cases: [Record<string, unknown>, string, RegExp][] = [
-        [{ urls: [`${main}/about`], prompt: 'x', enableWebSearch: true }, 'body.enableWebSearch', /no search backend is configured/],
+        [
+          { urls: [`${main}/about`], prompt: 'x', enableWebSearch: true },
+          'body.enableWebSearch',
+          /no search backend is configured/,
+        ],
         [{ urls: [`${main}/about`] }, 'body.prompt', /prompt, a schema or both/],
         [{ urls: [`${main}/about`], schema: { type: 'nonsense' } }, 'body.schema', /JSON Schema/],
-        [{ urls: [`${main}/about`], prompt: 'x', scrapeOptions: { zeroDataRetention: true } }, 'body.scrapeOptions.zeroDataRetention', /stored/],
+        [
+          { urls: [`${main}/about`], prompt: 'x', scrapeOptions: { zeroDataRetention: true } },
+          'body.scrapeOptions.zeroDataRetention',
+          /stored/,
+        ],
         [{ urls: [], prompt: 'x' }, 'body.urls', /./],
         [{ urls: [`${main}/about`], prompt: 'x', agent: {} }, 'body.agent', /./],
       ];
       for (const [body, path, message] of cases) {
         const res = await api.extractRaw(body);
         assert.equal(res.status, 400, `${path}: ${res.text}`);
-        assert.ok(res.json.details.some((d: any) => d.path === path && message.test(d.message)), `${path}: ${res.text}`);
+        assert.ok(
+          res.json.details.some((d: any) => d.path === path && message.test(d.message)),
+          `${path}: ${res.text}`,
+        );
       }
     });
 
@@ -169,7 +222,9 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
 
   before(async () => {
     llm = await startFakeLlm();
-    ({ site, svc, main } = await startSiteAndService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '0' } }));
+    ({ site, svc, main } = await startSiteAndService({
+      env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '0' },
+    }));
     // A team of its own, so the token totals are exactly this file's.
     const team = await ensureTeam(svc.db, 'extract-llm');
     const key = await createApiKey(svc.db, team.id, { name: 'extract-key' });
@@ -205,7 +260,10 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
     assert.match(text, /Task: Name the product and the article author/);
 
     const { rows } = await svc.db.query<{ tokens: number }>('SELECT tokens FROM token_usage WHERE job_id = $1', [id]);
-    assert.deepEqual(rows.map((r) => Number(r.tokens)), [340]);
+    assert.deepEqual(
+      rows.map((r) => Number(r.tokens)),
+      [340],
+    );
     const month = `${new Date().toISOString().slice(0, 7)}`;
     const hist = await api('GET', '/v1/team/token-usage/historical');
     assert.equal(hist.status, 200, hist.text);
@@ -225,7 +283,10 @@ describe('extract with an LLM (scripted OpenAI-compatible server)', () => {
     assert.equal(final.status, 'completed', JSON.stringify(final));
     assert.equal(final.data.name, productData.name);
     assert.equal(final.data.sku, productData.sku);
-    assert.match(final.warning, /the LLM failed \(LLM_ERROR: [^)]*\); the schema was filled from the pages' structured data/);
+    assert.match(
+      final.warning,
+      /the LLM failed \(LLM_ERROR: [^)]*\); the schema was filled from the pages' structured data/,
+    );
     assert.equal(llm.requests.length, 1);
   });
 });

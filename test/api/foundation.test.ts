@@ -53,7 +53,12 @@ for (const store of storeKinds) {
     });
 
     test('401 without a key, with a wrong key, with a malformed header, with a revoked key', async () => {
-      for (const headers of [{} as Record<string, string>, { authorization: 'Bearer fc-wrong-key' }, { authorization: 'Basic abc' }, { authorization: 'Bearer' }]) {
+      for (const headers of [
+        {} as Record<string, string>,
+        { authorization: 'Bearer fc-wrong-key' },
+        { authorization: 'Basic abc' },
+        { authorization: 'Bearer' },
+      ]) {
         const res = await apiClient({ url: svc.url })('GET', '/v2/team/activity', undefined, headers);
         assert.equal(res.status, 401, JSON.stringify(headers));
         assert.equal(res.json.success, false);
@@ -70,7 +75,9 @@ for (const store of storeKinds) {
     });
 
     test('keys are stored hashed, never in plain text', async () => {
-      const { rows } = await svc.db.query<{ key_hash: string; key_preview: string }>('SELECT key_hash, key_preview FROM api_keys');
+      const { rows } = await svc.db.query<{ key_hash: string; key_preview: string }>(
+        'SELECT key_hash, key_preview FROM api_keys',
+      );
       assert.ok(rows.length > 0);
       for (const r of rows) {
         assert.match(r.key_hash, /^[0-9a-f]{64}$/);
@@ -102,7 +109,10 @@ for (const store of storeKinds) {
         assert.equal(res.json.success, false);
         assert.equal(res.json.code, 'BAD_REQUEST');
         assert.ok(res.json.error.includes(field), `${path}: ${res.json.error}`);
-        assert.ok(res.json.details.some((d: { path: string }) => d.path === field), `${path}: ${JSON.stringify(res.json.details)}`);
+        assert.ok(
+          res.json.details.some((d: { path: string }) => d.path === field),
+          `${path}: ${JSON.stringify(res.json.details)}`,
+        );
       }
     });
 
@@ -129,20 +139,35 @@ for (const store of storeKinds) {
     });
 
     test('activity lists the team’s jobs of the last 24 h, newest first, filtered by endpoint', async () => {
-      const old = await createJob(svc.db, { teamId, apiKeyId: null, endpoint: 'scrape', target: 'https://old.example/' });
+      const old = await createJob(svc.db, {
+        teamId,
+        apiKeyId: null,
+        endpoint: 'scrape',
+        target: 'https://old.example/',
+      });
       await svc.db.query(`UPDATE jobs SET created_at = now() - interval '25 hours' WHERE id = $1`, [old.id]);
       const mine = [];
       for (const endpoint of ['scrape', 'crawl', 'scrape', 'map'] as const) {
-        mine.push(await createJob(svc.db, { teamId, apiKeyId: null, endpoint, target: `https://site.example/${endpoint}` }));
+        mine.push(
+          await createJob(svc.db, { teamId, apiKeyId: null, endpoint, target: `https://site.example/${endpoint}` }),
+        );
       }
-      await createJob(svc.db, { teamId: otherTeamId, apiKeyId: null, endpoint: 'scrape', target: 'https://other.example/' });
+      await createJob(svc.db, {
+        teamId: otherTeamId,
+        apiKeyId: null,
+        endpoint: 'scrape',
+        target: 'https://other.example/',
+      });
 
       const all = await call('GET', '/v2/team/activity');
       assert.equal(all.status, 200);
       const ids = all.json.data.map((e: { id: string }) => e.id);
       assert.deepEqual(ids.slice(0, 4), mine.map((j) => j.id).reverse());
       assert.ok(!ids.includes(old.id), 'older than 24 h is not listed');
-      assert.ok(all.json.data.every((e: { target: string }) => e.target !== 'https://other.example/'), "another team's jobs never appear");
+      assert.ok(
+        all.json.data.every((e: { target: string }) => e.target !== 'https://other.example/'),
+        "another team's jobs never appear",
+      );
       assert.deepEqual(Object.keys(all.json.data[0]).sort(), ['api_version', 'created_at', 'endpoint', 'id', 'target']);
       assert.equal(all.json.data[0].api_version, 'v2');
 
@@ -160,7 +185,8 @@ for (const store of storeKinds) {
       const { key } = await createApiKey(svc.db, team.id);
       const pager = apiClient(svc, key);
       const before: string[] = [];
-      for (let i = 0; i < 23; i++) before.push((await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'batch_scrape' })).id);
+      for (let i = 0; i < 23; i++)
+        before.push((await createJob(svc.db, { teamId: team.id, apiKeyId: null, endpoint: 'batch_scrape' })).id);
       // Two jobs in the same instant: creation order still decides.
       const tie = new Date();
       for (let i = 0; i < 2; i++) {
@@ -172,7 +198,10 @@ for (const store of storeKinds) {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const res: Awaited<ReturnType<typeof pager>> = await pager('GET', `/v2/team/activity?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+        const res: Awaited<ReturnType<typeof pager>> = await pager(
+          'GET',
+          `/v2/team/activity?limit=4${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         assert.equal(res.status, 200);
         assert.ok(res.json.data.length <= 4);
         seen.push(...res.json.data.map((e: { id: string }) => e.id));
@@ -206,7 +235,13 @@ for (const store of storeKinds) {
       await add(b.id, 50, '2026-09-30T23:59:59Z');
       await add(a.id, 7, '2026-10-01T00:00:00Z');
       await add(b.id, 1000, '2026-10-15T12:00:00Z');
-      await recordUsage(svc.db, 'tokens', { teamId: otherTeamId, apiKeyId: null, jobId: null, amount: 99999, at: new Date('2026-10-02T00:00:00Z') });
+      await recordUsage(svc.db, 'tokens', {
+        teamId: otherTeamId,
+        apiKeyId: null,
+        jobId: null,
+        amount: 99999,
+        at: new Date('2026-10-02T00:00:00Z'),
+      });
       const tokens = apiClient(svc, a.key);
 
       for (const path of ['/v1/team/token-usage/historical', '/v2/team/token-usage/historical']) {
@@ -221,10 +256,15 @@ for (const store of storeKinds) {
       }
 
       const split = await tokens('GET', '/v1/team/token-usage/historical?byApiKey=true');
-      const rows = split.json.periods.map((p: any) => `${p.startDate.slice(0, 7)} ${p.apiKeyName} ${p.totalTokens}`).sort();
+      const rows = split.json.periods
+        .map((p: any) => `${p.startDate.slice(0, 7)} ${p.apiKeyName} ${p.totalTokens}`)
+        .sort();
       assert.deepEqual(rows, ['2026-09 key-a 100', '2026-09 key-b 50', '2026-10 key-a 7', '2026-10 key-b 1000']);
       assert.ok(split.json.periods.every((p: any) => p.apiKey === (p.apiKeyName === 'key-a' ? a.preview : b.preview)));
-      assert.ok(split.json.periods.every((p: any) => !p.apiKey.includes(a.key.slice(8, -4))), 'keys are shown redacted');
+      assert.ok(
+        split.json.periods.every((p: any) => !p.apiKey.includes(a.key.slice(8, -4))),
+        'keys are shown redacted',
+      );
     });
 
     test('credit usage, quota and 402 when it is spent', async () => {
@@ -239,11 +279,24 @@ for (const store of storeKinds) {
       await setCreditQuota(svc.db, team.id, 10);
       const job = await createJob(svc.db, { teamId: team.id, apiKeyId: keyId, endpoint: 'scrape' });
       await recordUsage(svc.db, 'credits', { teamId: team.id, apiKeyId: keyId, jobId: job.id, amount: 9 });
-      await recordUsage(svc.db, 'credits', { teamId: team.id, apiKeyId: keyId, jobId: null, amount: 500, at: new Date('2020-01-15T00:00:00Z') });
+      await recordUsage(svc.db, 'credits', {
+        teamId: team.id,
+        apiKeyId: keyId,
+        jobId: null,
+        amount: 500,
+        at: new Date('2020-01-15T00:00:00Z'),
+      });
       const usage = await billing('GET', '/v2/team/credit-usage');
       assert.deepEqual(
         { ...usage.json.data, billingPeriodStart: undefined, billingPeriodEnd: undefined },
-        { remainingCredits: 1, planCredits: 10, creditsUsed: 9, unlimited: false, billingPeriodStart: undefined, billingPeriodEnd: undefined },
+        {
+          remainingCredits: 1,
+          planCredits: 10,
+          creditsUsed: 9,
+          unlimited: false,
+          billingPeriodStart: undefined,
+          billingPeriodEnd: undefined,
+        },
       );
       assert.equal((await getTeamJob(svc.db, team.id, job.id))?.credits, 9, 'the job records its credits');
       assert.equal((await billing('POST', '/test/billable', {})).status, 200, 'one credit left');

@@ -21,7 +21,6 @@ import { type TestService, startSiteAndService, startTestService, stopSiteAndSer
 import '../helpers/loopback-dns.ts';
 import { urlKey } from '../../src/net/url-key.ts';
 
-
 type Link = { url: string; title?: string; description?: string };
 
 let site: FixtureSite;
@@ -61,7 +60,8 @@ describe('sources and scope', () => {
     const got = new Set(urls(links));
     assert.equal(links[0].url, m('/'), 'the start page comes first');
     for (const p of new Set(linkedPages.map(stripQuery))) assert.ok(got.has(m(p)), `linked page ${p}`);
-    for (const p of [...sitemapPagePaths, ...sitemapArticlePaths, ...sitemapOnlyPages]) assert.ok(got.has(m(p)), `sitemap page ${p}`);
+    for (const p of [...sitemapPagePaths, ...sitemapArticlePaths, ...sitemapOnlyPages])
+      assert.ok(got.has(m(p)), `sitemap page ${p}`);
     for (const p of blogPaths) assert.ok(got.has(b(p)), `blog page ${p}`);
     // Disallowed pages are listed (they are public links) but never fetched.
     for (const p of disallowedPages) assert.ok(got.has(m(p)), `disallowed page ${p} listed`);
@@ -73,13 +73,19 @@ describe('sources and scope', () => {
       assert.ok(!new URL(u).hash, `fragment kept in ${u}`);
     }
     const fetched = requestsSince(before);
-    for (const p of disallowedPages) assert.ok(!fetched.some((r) => r.path === p), `${p} was fetched despite robots.txt`);
+    for (const p of disallowedPages)
+      assert.ok(!fetched.some((r) => r.path === p), `${p} was fetched despite robots.txt`);
     // One robots.txt per origin, each sitemap file once, no page twice.
     assert.equal(fetched.filter((r) => r.path === '/robots.txt' && r.host === 'localhost').length <= 1, true);
-    const pageFetches = fetched.filter((r) => !/^\/(robots\.txt|sitemap)/.test(r.path)).map((r) => `${r.host}${r.path}`);
+    const pageFetches = fetched
+      .filter((r) => !/^\/(robots\.txt|sitemap)/.test(r.path))
+      .map((r) => `${r.host}${r.path}`);
     assert.equal(new Set(pageFetches).size, pageFetches.length, `pages fetched twice: ${pageFetches.join(' ')}`);
     assert.ok(pageFetches.length <= 51, 'the shallow crawl is bounded');
-    assert.ok(fetched.some((r) => r.path === '/sitemap-articles.xml.gz'), 'the gzipped sitemap was read');
+    assert.ok(
+      fetched.some((r) => r.path === '/sitemap-articles.xml.gz'),
+      'the gzipped sitemap was read',
+    );
   });
 
   test('titles and descriptions come from the pages fetched', async () => {
@@ -94,7 +100,10 @@ describe('sources and scope', () => {
       assert.equal(link.description, a.description);
     }
     // Depth 2: start page → blog home → post.
-    assert.equal(byUrl.get(b(`/posts/${blogPosts[0].slug}`))?.title, `${blogPosts[0].title} | Gleaner Engineering Blog`);
+    assert.equal(
+      byUrl.get(b(`/posts/${blogPosts[0].slug}`))?.title,
+      `${blogPosts[0].title} | Gleaner Engineering Blog`,
+    );
     // A page only listed in the sitemap was never fetched: no title is made up.
     assert.equal(byUrl.get(m('/sitemap-only'))?.title, undefined);
     assert.equal(byUrl.get(m('/private/secret'))?.title, undefined);
@@ -115,13 +124,19 @@ describe('sources and scope', () => {
     assert.deepEqual(urls(links), [...sitemapPagePaths, ...sitemapArticlePaths].map(m));
     assert.ok(links.every((l) => l.title === undefined));
     const paths = requestsSince(before).map((r) => r.path);
-    assert.ok(paths.every((p) => p === '/robots.txt' || p.startsWith('/sitemap')), paths.join(' '));
+    assert.ok(
+      paths.every((p) => p === '/robots.txt' || p.startsWith('/sitemap')),
+      paths.join(' '),
+    );
   });
 
   test('includeSubdomains false keeps to the start host', async () => {
     const links = await map({ url: `${main}/`, includeSubdomains: false });
     assert.ok(links.length > 10);
-    assert.ok(links.every((l) => new URL(l.url).hostname === 'localhost'), urls(links).join(' '));
+    assert.ok(
+      links.every((l) => new URL(l.url).hostname === 'localhost'),
+      urls(links).join(' '),
+    );
   });
 
   test('a subdomain start URL relates to its parent site', async () => {
@@ -136,7 +151,10 @@ describe('sources and scope', () => {
   test('127.0.0.1 and blog.localhost are different sites', async () => {
     const links = await map({ url: `${site.origin}/`, sitemap: 'skip' });
     assert.ok(links.length > 5);
-    assert.ok(links.every((l) => new URL(l.url).hostname === '127.0.0.1'), urls(links).join(' '));
+    assert.ok(
+      links.every((l) => new URL(l.url).hostname === '127.0.0.1'),
+      urls(links).join(' '),
+    );
   });
 
   test('ignoreQueryParameters false keeps query variants (parameters sorted)', async () => {
@@ -185,8 +203,14 @@ describe('search', () => {
     // Words of the articles' titles are not in their URLs (/articles/N).
     assert.match(articles[0].title, /Harvest/);
     assert.match(articles[2].title, /Politeness/);
-    assert.equal((await map({ url: `${main}/`, includeSubdomains: false, search: 'harvest' }))[0].url, m('/articles/1'));
-    assert.equal((await map({ url: `${main}/`, includeSubdomains: false, search: 'POLITENESS rules' }))[0].url, m('/articles/3'));
+    assert.equal(
+      (await map({ url: `${main}/`, includeSubdomains: false, search: 'harvest' }))[0].url,
+      m('/articles/1'),
+    );
+    assert.equal(
+      (await map({ url: `${main}/`, includeSubdomains: false, search: 'POLITENESS rules' }))[0].url,
+      m('/articles/3'),
+    );
   });
 });
 
@@ -204,11 +228,17 @@ describe('timeout', () => {
     const slow = await scriptedServer((req, res) => {
       if (req.url === '/') {
         // The start page itself takes a while: the crawl's budget counts from the request's start.
-        const home = '<html><head><title>Home</title></head><body><a href="/slow-a">A</a> <a href="/slow-b">B</a> <a href="/fast">F</a></body></html>';
+        const home =
+          '<html><head><title>Home</title></head><body><a href="/slow-a">A</a> <a href="/slow-b">B</a> <a href="/fast">F</a></body></html>';
         return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(home), 600);
       }
-      if (req.url === '/fast') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Fast page</title>');
-      if (req.url?.startsWith('/slow-')) return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Slow</title>'), 4000);
+      if (req.url === '/fast')
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Fast page</title>');
+      if (req.url?.startsWith('/slow-'))
+        return void setTimeout(
+          () => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Slow</title>'),
+          4000,
+        );
       res.writeHead(404).end();
     });
     try {
@@ -283,7 +313,12 @@ describe('ledger, credits and errors', () => {
   });
 
   test('accepts limit 100000, location and a bare host name', async () => {
-    const links = await map({ url: `${main}/`, sitemap: 'only', limit: 100_000, location: { country: 'de', languages: ['de-DE'] } });
+    const links = await map({
+      url: `${main}/`,
+      sitemap: 'only',
+      limit: 100_000,
+      location: { country: 'de', languages: ['de-DE'] },
+    });
     assert.ok(links.length > 0);
   });
 

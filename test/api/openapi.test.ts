@@ -46,10 +46,7 @@ test('the OpenAPI document validates and lists every route', async () => {
   assert.deepEqual(documented, routes);
 
   const activity = doc.paths['/v2/team/activity'].get;
-  assert.deepEqual(
-    activity.parameters.map((p: { name: string }) => p.name).sort(),
-    ['cursor', 'endpoint', 'limit'],
-  );
+  assert.deepEqual(activity.parameters.map((p: { name: string }) => p.name).sort(), ['cursor', 'endpoint', 'limit']);
   assert.ok(doc.components.securitySchemes.bearerAuth);
   assert.deepEqual(doc.paths['/health'].get.security, [], 'public routes say they need no key');
 });

@@ -4,7 +4,17 @@
 // parsed off the event loop (small requests stay fast while it runs).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildCorruptPdf, buildCsv, buildDocx, buildPng, buildPptx, buildReportPdf, buildTextPdf, buildXlsx, documentTexts } from '../fixtures/site/documents.ts';
+import {
+  buildCorruptPdf,
+  buildCsv,
+  buildDocx,
+  buildPng,
+  buildPptx,
+  buildReportPdf,
+  buildTextPdf,
+  buildXlsx,
+  documentTexts,
+} from '../fixtures/site/documents.ts';
 import { ParsePool } from '../../src/documents/parse-pool.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
@@ -31,16 +41,24 @@ function assertError(res: Res, status: number, code: string, mention?: RegExp): 
   if (mention) assert.match(res.json.error, mention);
 }
 
-async function jobRow(id: string): Promise<{ endpoint: string; status: string; credits: number; target: string | null; error: string | null }> {
-  const { rows } = await svc.db.query<{ endpoint: string; status: string; credits: number; target: string | null; error: string | null }>(
-    'SELECT endpoint, status, credits, target, error FROM jobs WHERE id = $1',
-    [id],
-  );
+async function jobRow(
+  id: string,
+): Promise<{ endpoint: string; status: string; credits: number; target: string | null; error: string | null }> {
+  const { rows } = await svc.db.query<{
+    endpoint: string;
+    status: string;
+    credits: number;
+    target: string | null;
+    error: string | null;
+  }>('SELECT endpoint, status, credits, target, error FROM jobs WHERE id = $1', [id]);
   return rows[0];
 }
 
 async function usageOf(id: string): Promise<number> {
-  const { rows } = await svc.db.query<{ n: number }>('SELECT COALESCE(sum(credits), 0)::int AS n FROM credit_usage WHERE job_id = $1', [id]);
+  const { rows } = await svc.db.query<{ n: number }>(
+    'SELECT COALESCE(sum(credits), 0)::int AS n FROM credit_usage WHERE job_id = $1',
+    [id],
+  );
   return rows[0].n;
 }
 
@@ -62,7 +80,11 @@ describe('conversion', () => {
     assert.equal(d.metadata.sourceURL, 'report.pdf');
     assert.equal(d.metadata.contentType, 'application/pdf');
     assert.equal(d.metadata.creditsUsed, 3);
-    assert.deepEqual(d.metadata.provider, { id: 'gleaner-pdf', creditsCost: 3, steps: [{ provider: 'text-layer', status: 'matched', creditsCost: 3 }] });
+    assert.deepEqual(d.metadata.provider, {
+      id: 'gleaner-pdf',
+      creditsCost: 3,
+      steps: [{ provider: 'text-layer', status: 'matched', creditsCost: 3 }],
+    });
     const job = await jobRow(d.metadata.scrapeId);
     assert.equal(job.endpoint, 'parse');
     assert.equal(job.status, 'completed');
@@ -77,10 +99,15 @@ describe('conversion', () => {
   });
 
   test('PDF parser options: pages, blocks, pageMarkers, maxPages (credits = pages converted)', async () => {
-    const res = await api.parse(buildReportPdf(), 'report.pdf', { parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true, maxPages: 2 }] });
+    const res = await api.parse(buildReportPdf(), 'report.pdf', {
+      parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true, maxPages: 2 }],
+    });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
-    assert.deepEqual(d.pages.map((p: { pageNumber: number }) => p.pageNumber), [1, 2]);
+    assert.deepEqual(
+      d.pages.map((p: { pageNumber: number }) => p.pageNumber),
+      [1, 2],
+    );
     assert.match(d.pages[1].markdown, /Regional Results/);
     assert.equal(d.blocks.length, 2);
     assert.equal(d.blocks[0].pageNumber, 1);
@@ -109,7 +136,12 @@ describe('conversion', () => {
 
   test('DOCX: headings, lists, table, link; links format; summary with warning; options as a JSON part', async () => {
     const t = documentTexts.docx;
-    const res = await api.parse(buildDocx(), 'handbook.docx', { formats: ['markdown', 'links', 'summary'] }, { optionsAs: 'json-blob' });
+    const res = await api.parse(
+      buildDocx(),
+      'handbook.docx',
+      { formats: ['markdown', 'links', 'summary'] },
+      { optionsAs: 'json-blob' },
+    );
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.match(d.markdown, /^# Gleaner Project Handbook/m);
@@ -122,7 +154,11 @@ describe('conversion', () => {
     assert.match(res.json.warning, /extractive summary/);
     assert.equal(d.metadata.title, t.title);
     assert.equal(d.metadata.creditsUsed, 1);
-    assert.deepEqual(d.metadata.provider, { id: 'gleaner-docx', creditsCost: 1, steps: [{ provider: 'docx', status: 'matched', creditsCost: 1 }] });
+    assert.deepEqual(d.metadata.provider, {
+      id: 'gleaner-docx',
+      creditsCost: 1,
+      steps: [{ provider: 'docx', status: 'matched', creditsCost: 1 }],
+    });
   });
 
   test('AI formats on an upload (no LLM configured: deterministic paths, each with its warning)', async () => {
@@ -131,9 +167,17 @@ describe('conversion', () => {
       "offers":{"@type":"Offer","price":"24.50","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}</script></head>
       <body><main><h1>Trail Lamp</h1><p>A rechargeable lamp for night hikes. The battery lasts twelve hours on the low setting.</p>
       <p>It weighs 180 grams and charges over USB-C in two hours.</p></main></body></html>`;
-    const schema = { type: 'object', properties: { name: { type: 'string' }, sku: { type: 'string' }, price: { type: 'number' } } };
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string' }, sku: { type: 'string' }, price: { type: 'number' } },
+    };
     const res = await api.parse(Buffer.from(page), 'lamp.html', {
-      formats: ['markdown', { type: 'json', schema }, { type: 'question', question: 'How long does the battery last?' }, 'product'],
+      formats: [
+        'markdown',
+        { type: 'json', schema },
+        { type: 'question', question: 'How long does the battery last?' },
+        'product',
+      ],
     });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
@@ -142,7 +186,9 @@ describe('conversion', () => {
     assert.equal(d.product.title, 'Trail Lamp');
     assert.match(res.json.warning, /json: no LLM is configured/);
     // A document's markdown answers questions too.
-    const docx = await api.parse(buildDocx(), 'handbook.docx', { formats: [{ type: 'highlights', query: 'upgrade procedure' }] });
+    const docx = await api.parse(buildDocx(), 'handbook.docx', {
+      formats: [{ type: 'highlights', query: 'upgrade procedure' }],
+    });
     assert.equal(docx.status, 200, JSON.stringify(docx.json));
     assert.match(docx.json.data.highlights, /Upgrade procedure|Stop the service/);
     assert.equal(docx.json.data.markdown, undefined, 'markdown was not asked for');
@@ -169,7 +215,12 @@ describe('conversion', () => {
     const html =
       '<html><head><title>Upload Page</title></head><body><nav>Menu stuff</nav><main><h1>Hello upload</h1>' +
       '<p>Some <b>bold</b> text and <a href="https://example.com/x">a link</a>.</p></main><footer>Footer junk</footer></body></html>';
-    const res = await api.parse(Buffer.from(html), 'page.html', { formats: ['markdown', 'html', 'links'] }, { type: 'text/html' });
+    const res = await api.parse(
+      Buffer.from(html),
+      'page.html',
+      { formats: ['markdown', 'html', 'links'] },
+      { type: 'text/html' },
+    );
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const d = res.json.data;
     assert.match(d.markdown, /^# Hello upload/m);
@@ -209,7 +260,11 @@ describe('errors', () => {
   });
 
   test('PARSE_UNSUPPORTED_OPTIONS: upload-less formats and browser options, html for a PDF', async () => {
-    const res = await api.parse(buildReportPdf(), 'r.pdf', { formats: ['markdown', 'screenshot', 'branding'], actions: [{ type: 'wait', milliseconds: 10 }], mobile: true });
+    const res = await api.parse(buildReportPdf(), 'r.pdf', {
+      formats: ['markdown', 'screenshot', 'branding'],
+      actions: [{ type: 'wait', milliseconds: 10 }],
+      mobile: true,
+    });
     assertError(res, 400, 'PARSE_UNSUPPORTED_OPTIONS');
     for (const name of ['screenshot', 'branding', 'actions', 'mobile']) assert.match(res.json.error, new RegExp(name));
     const html = await api.parse(buildReportPdf(), 'r.pdf', { formats: ['html'] });
@@ -223,7 +278,12 @@ describe('errors', () => {
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(doc);
     Buffer.from('WordDocument', 'utf16le').copy(doc, 1024);
     assertError(await api.parse(doc, 'old.doc'), 415, 'UNSUPPORTED_FILE_TYPE', /Word 97-2003 document \(\.doc\)/);
-    assertError(await api.parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }), 415, 'UNSUPPORTED_FILE_TYPE', /PNG/i);
+    assertError(
+      await api.parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }),
+      415,
+      'UNSUPPORTED_FILE_TYPE',
+      /PNG/i,
+    );
   });
 
   test('encrypted → 422 DOCUMENT_ENCRYPTED; corrupt → 422 DOCUMENT_CORRUPT (job failed, nothing charged)', async () => {
@@ -320,7 +380,9 @@ describe('off the event loop', () => {
     const pick = (xs: number[]) => xs[Math.min(xs.length - 1, Math.ceil(xs.length * 0.99) - 1)];
     const idleP99 = pick(idle);
     const busyP99 = pick(busy);
-    console.log(`# health p99 idle ${idleP99.toFixed(1)} ms, during parse ${busyP99.toFixed(1)} ms (${busy.length} samples; parse ${parseMs.toFixed(0)} ms)`);
+    console.log(
+      `# health p99 idle ${idleP99.toFixed(1)} ms, during parse ${busyP99.toFixed(1)} ms (${busy.length} samples; parse ${parseMs.toFixed(0)} ms)`,
+    );
     assert.ok(busy.length >= 10, `only ${busy.length} requests overlapped the parse (${parseMs.toFixed(0)} ms)`);
     assert.ok(busyP99 < 5 * idleP99 + 50, `p99 during parse ${busyP99.toFixed(1)} ms vs idle ${idleP99.toFixed(1)} ms`);
   });
@@ -330,7 +392,10 @@ describe('parser pool', () => {
   test('a job over its deadline fails with DOCUMENT_TIMEOUT and the worker is replaced', async () => {
     const pool = new ParsePool({ size: 1, graceMs: 0 });
     try {
-      await assert.rejects(pool.parse(buildTextPdf(300), 'pdf', {}, 20), (e) => e instanceof DocumentError && e.code === 'DOCUMENT_TIMEOUT');
+      await assert.rejects(
+        pool.parse(buildTextPdf(300), 'pdf', {}, 20),
+        (e) => e instanceof DocumentError && e.code === 'DOCUMENT_TIMEOUT',
+      );
       const ok = await pool.parse(Buffer.from('# after\n'), 'markdown', {}, 10_000);
       assert.match(ok.document.markdown, /after/);
     } finally {
@@ -342,7 +407,10 @@ describe('parser pool', () => {
     // A 16 MB heap cannot hold pdf.js parsing 300 pages: the worker is killed (out of memory).
     const tiny = new ParsePool({ size: 1, maxOldGenerationSizeMb: 16 });
     try {
-      await assert.rejects(tiny.parse(buildTextPdf(600), 'pdf', { pages: true, blocks: true }, 60_000), (e) => e instanceof DocumentError && e.code === 'DOCUMENT_CORRUPT' && /memory|crashed|exited/.test(e.message));
+      await assert.rejects(
+        tiny.parse(buildTextPdf(600), 'pdf', { pages: true, blocks: true }, 60_000),
+        (e) => e instanceof DocumentError && e.code === 'DOCUMENT_CORRUPT' && /memory|crashed|exited/.test(e.message),
+      );
     } finally {
       await tiny.close();
     }

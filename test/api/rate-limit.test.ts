@@ -28,7 +28,11 @@ for (const store of storeKinds) {
         const other = await ensureTeam(svc.db, 'other');
         const otherCall = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
         assert.equal((await otherCall('GET', '/v2/team/activity')).status, 200, 'another team has its own budget');
-        assert.equal((await apiClient({ url: svc.url })('GET', '/health')).status, 200, 'public routes are not limited');
+        assert.equal(
+          (await apiClient({ url: svc.url })('GET', '/health')).status,
+          200,
+          'public routes are not limited',
+        );
       } finally {
         await svc.destroy();
       }

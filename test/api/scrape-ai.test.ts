@@ -82,7 +82,14 @@ describe('AI formats without an LLM (deterministic paths)', () => {
   test('json with a schema on a JSON-LD product page fills the fields', async () => {
     const schema = {
       type: 'object',
-      properties: { name: { type: 'string' }, price: { type: 'number' }, sku: { type: 'string' }, brand: { type: 'string' }, weight: { type: 'string' }, warranty: { type: 'string' } },
+      properties: {
+        name: { type: 'string' },
+        price: { type: 'number' },
+        sku: { type: 'string' },
+        brand: { type: 'string' },
+        weight: { type: 'string' },
+        warranty: { type: 'string' },
+      },
     };
     const data = ok(await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
     assert.equal(data.json.name, 'Oak Letter Rack');
@@ -92,15 +99,29 @@ describe('AI formats without an LLM (deterministic paths)', () => {
     assert.equal(data.json.weight, '1.2 kg');
     assert.equal(data.json.warranty, undefined);
     assert.equal(data.markdown, undefined, 'markdown only when asked');
-    assert.match(data.warning, /json: no LLM is configured; filled from the page's structured data and labels \(deterministic\)/);
+    assert.match(
+      data.warning,
+      /json: no LLM is configured; filled from the page's structured data and labels \(deterministic\)/,
+    );
     assert.match(data.warning, /missing \/warranty/);
     assert.equal(data.metadata.creditsUsed, 1);
   });
 
   test('json on a Recipe page (JSON-LD @graph) and a prompt-only json', async () => {
-    const schema = { type: 'object', properties: { name: { type: 'string' }, author: { type: 'string' }, ingredients: { type: 'array', items: { type: 'string' } } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        author: { type: 'string' },
+        ingredients: { type: 'array', items: { type: 'string' } },
+      },
+    };
     const data = ok(await api.scrape({ url: url('/pancakes'), formats: [{ type: 'json', schema }] }));
-    assert.deepEqual(data.json, { name: 'Fluffy Pancakes', author: 'Jane Baker', ingredients: ['200 g flour', '2 eggs', '300 ml milk'] });
+    assert.deepEqual(data.json, {
+      name: 'Fluffy Pancakes',
+      author: 'Jane Baker',
+      ingredients: ['200 g flour', '2 eggs', '300 ml milk'],
+    });
 
     const p = ok(await api.scrape({ url: url('/pancakes'), formats: [{ type: 'json', prompt: 'the recipe' }] }));
     assert.equal(p.json['@type'], 'Recipe');
@@ -117,7 +138,10 @@ describe('AI formats without an LLM (deterministic paths)', () => {
     assert.deepEqual(red.price, { amount: 15, currency: 'USD', formatted: '$15.00' });
     assert.equal(red.sale.originalPrice.amount, 20);
     assert.deepEqual(red.availability, { inStock: true, text: 'in stock' });
-    assert.match(data.warning, /product: no LLM is configured; read from the page's schema.org \/ OpenGraph product data \(deterministic\)/);
+    assert.match(
+      data.warning,
+      /product: no LLM is configured; read from the page's schema.org \/ OpenGraph product data \(deterministic\)/,
+    );
 
     const none = ok(await api.scrape({ url: url('/article'), formats: ['product'] }));
     assert.deepEqual(none.product.variants, []);
@@ -139,28 +163,53 @@ describe('AI formats without an LLM (deterministic paths)', () => {
 
     const none = ok(await api.scrape({ url: url('/product'), formats: ['menu'] }));
     assert.deepEqual(none.menu, { isMenu: false, sections: [], confidence: 0, sourceUrl: none.metadata.url });
-    assert.match(none.warning, /menu: no LLM is configured; the page has no schema.org Menu data \(deterministic\): isMenu is false/);
+    assert.match(
+      none.warning,
+      /menu: no LLM is configured; the page has no schema.org Menu data \(deterministic\): isMenu is false/,
+    );
   });
 
   test('question and the deprecated query answer from BM25; highlights', async () => {
-    const data = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }, { type: 'highlights', query: 'nest boxes population' }] }));
+    const data = ok(
+      await api.scrape({
+        url: url('/article'),
+        formats: [
+          { type: 'question', question: 'How many owlets does a pair raise?' },
+          { type: 'highlights', query: 'nest boxes population' },
+        ],
+      }),
+    );
     assert.match(data.answer, /A pair raises four to six owlets/);
     assert.match(data.highlights, /nest boxes were installed in 2015/);
-    assert.match(data.warning, /answer: no LLM is configured; the passage of the page that best matches the question was returned \(BM25, extractive\)/);
-    assert.match(data.warning, /highlights: no LLM is configured; the passages that best match the query were returned \(BM25, extractive\)/);
+    assert.match(
+      data.warning,
+      /answer: no LLM is configured; the passage of the page that best matches the question was returned \(BM25, extractive\)/,
+    );
+    assert.match(
+      data.warning,
+      /highlights: no LLM is configured; the passages that best match the query were returned \(BM25, extractive\)/,
+    );
 
-    const q = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'query', prompt: 'How do barn owls find voles?' }] }));
+    const q = ok(
+      await api.scrape({ url: url('/article'), formats: [{ type: 'query', prompt: 'How do barn owls find voles?' }] }),
+    );
     assert.match(q.answer, /by sound alone/);
   });
 
   test('onlyCleanContent removes boilerplate and keeps headings and lists; summary stays extractive', async () => {
     const plain = ok(await api.scrape({ url: url('/article'), formats: ['markdown'] }));
     assert.match(plain.markdown, /Share on Twitter/);
-    const data = ok(await api.scrape({ url: url('/article'), formats: ['markdown', 'summary'], onlyCleanContent: true }));
-    for (const gone of ['Share on Twitter', 'Follow us', 'All rights reserved']) assert.ok(!data.markdown.includes(gone), data.markdown);
+    const data = ok(
+      await api.scrape({ url: url('/article'), formats: ['markdown', 'summary'], onlyCleanContent: true }),
+    );
+    for (const gone of ['Share on Twitter', 'Follow us', 'All rights reserved'])
+      assert.ok(!data.markdown.includes(gone), data.markdown);
     assert.match(data.markdown, /## Nesting/);
     assert.match(data.markdown, /Eggs: four to six/);
-    assert.match(data.warning, /onlyCleanContent: no LLM is configured; 3 boilerplate block\(s\) removed deterministically/);
+    assert.match(
+      data.warning,
+      /onlyCleanContent: no LLM is configured; 3 boilerplate block\(s\) removed deterministically/,
+    );
     assert.match(data.warning, /summary: no LLM is configured; an extractive summary/);
     assert.ok(!data.summary.includes('Share on'), data.summary);
   });
@@ -169,14 +218,21 @@ describe('AI formats without an LLM (deterministic paths)', () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ formats: ['json'] }, 'body.formats.0', /needs \{type: "json", schema/],
       [{ formats: [{ type: 'json' }] }, 'body.formats.0', /"json"/],
-      [{ formats: ['markdown', { type: 'json', schema: { type: 'nonsense' } }] }, 'body.formats.1.schema', /JSON Schema/],
+      [
+        { formats: ['markdown', { type: 'json', schema: { type: 'nonsense' } }] },
+        'body.formats.1.schema',
+        /JSON Schema/,
+      ],
       [{ onlyCleanContent: true, zeroDataRetention: true }, 'body.onlyCleanContent', /zeroDataRetention/],
       [{ formats: ['changeTracking'] }, 'body.formats', /changeTracking requires markdown/],
     ];
     for (const [body, path, message] of cases) {
       const res = await api.scrape({ url: url('/article'), ...body });
       assert.equal(res.status, 400, res.text);
-      assert.ok(res.json.details.some((d: any) => d.path === path && message.test(d.message)), `${path}: ${res.text}`);
+      assert.ok(
+        res.json.details.some((d: any) => d.path === path && message.test(d.message)),
+        `${path}: ${res.text}`,
+      );
     }
   });
 });
@@ -189,7 +245,9 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
 
   before(async () => {
     llm = await startFakeLlm();
-    svc = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '1' } });
+    svc = await startTestService({
+      env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_TIMEOUT_MS: '1000', LLM_MAX_RETRIES: '1' },
+    });
     api = apiClient(svc);
   });
   after(async () => {
@@ -198,11 +256,18 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
   });
 
   test('json: the request carries the schema, the page and the deterministic grounding; data.json is the reply; tokens in the ledger', async () => {
-    const schema = { type: 'object', properties: { name: { type: 'string' }, price: { type: 'number' }, slots: { type: 'integer' } }, required: ['name'] };
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string' }, price: { type: 'number' }, slots: { type: 'integer' } },
+      required: ['name'],
+    };
     const reply = { name: 'Oak Letter Rack', price: 49.99, slots: 5 };
     llm.requests.length = 0;
     llm.script({ json: reply, usage: { prompt_tokens: 120, completion_tokens: 30 } });
-    const res = await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema, prompt: 'How many slots?' }] });
+    const res = await api.scrape({
+      url: url('/product'),
+      formats: [{ type: 'json', schema, prompt: 'How many slots?' }],
+    });
     const data = ok(res);
     assert.deepEqual(data.json, reply);
     assert.equal(data.warning, undefined);
@@ -218,8 +283,13 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     assert.equal(data.metadata.creditsUsed, 1);
 
     await svc.settled();
-    const { rows } = await svc.db.query<{ tokens: number }>('SELECT tokens FROM token_usage WHERE job_id = $1', [data.metadata.scrapeId]);
-    assert.deepEqual(rows.map((r) => Number(r.tokens)), [150]);
+    const { rows } = await svc.db.query<{ tokens: number }>('SELECT tokens FROM token_usage WHERE job_id = $1', [
+      data.metadata.scrapeId,
+    ]);
+    assert.deepEqual(
+      rows.map((r) => Number(r.tokens)),
+      [150],
+    );
   });
 
   test('json: a malformed reply gets one repair request', async () => {
@@ -238,7 +308,12 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
   test('a 429 is retried, then the answer is used', async () => {
     llm.requests.length = 0;
     llm.script({ status: 429, headers: { 'retry-after-ms': '50' } }, { content: 'They nest in old barns.' });
-    const data = ok(await api.scrape({ url: url('/article'), formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }] }));
+    const data = ok(
+      await api.scrape({
+        url: url('/article'),
+        formats: [{ type: 'question', question: 'How many owlets does a pair raise?' }],
+      }),
+    );
     assert.equal(data.answer, 'They nest in old barns.');
     assert.equal(llm.requests.length, 2);
     assert.match(userText(1), /Question: How many owlets does a pair raise\?/);
@@ -251,19 +326,27 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     llm.script({ hang: true });
     const data = ok(await api.scrape({ url: url('/product'), formats: [{ type: 'json', schema }] }));
     assert.deepEqual(data.json, { name: 'Oak Letter Rack', sku: 'RACK-7' });
-    assert.match(data.warning, /json: the LLM failed \(LLM_TIMEOUT: [^)]*\); filled from the page's structured data and labels \(deterministic\)/);
+    assert.match(
+      data.warning,
+      /json: the LLM failed \(LLM_TIMEOUT: [^)]*\); filled from the page's structured data and labels \(deterministic\)/,
+    );
     assert.equal(llm.requests.length, 1, 'timeouts are not retried');
   });
 
   test('onlyCleanContent over the LLM output limit: skipped with a warning, the original markdown kept', async () => {
-    const small = await startTestService({ env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_MAX_OUTPUT_TOKENS: '16' } });
+    const small = await startTestService({
+      env: { OPENAI_BASE_URL: llm.baseUrl, MODEL_NAME: 'fake-model', LLM_MAX_OUTPUT_TOKENS: '16' },
+    });
     try {
       llm.requests.length = 0;
       const res = await apiClient(small).scrape({ url: url('/article'), onlyCleanContent: true });
       const data = ok(res);
       const plain = ok(await apiClient(small).scrape({ url: url('/article') }));
       assert.equal(data.markdown, plain.markdown, 'the original markdown, not a cleaned one');
-      assert.match(data.warning, /onlyCleanContent: the markdown \(\d+ characters\) exceeds the LLM's output limit \(16 tokens\); the clean-up was skipped and the original markdown kept/);
+      assert.match(
+        data.warning,
+        /onlyCleanContent: the markdown \(\d+ characters\) exceeds the LLM's output limit \(16 tokens\); the clean-up was skipped and the original markdown kept/,
+      );
       assert.equal(llm.requests.length, 0);
     } finally {
       await small.destroy();
@@ -283,7 +366,12 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
       await api.scrape({
         url: url('/article'),
         onlyCleanContent: true,
-        formats: ['markdown', 'summary', { type: 'query', prompt: 'How do owls find voles?', mode: 'directQuote' }, { type: 'highlights', query: 'owlets' }],
+        formats: [
+          'markdown',
+          'summary',
+          { type: 'query', prompt: 'How do owls find voles?', mode: 'directQuote' },
+          { type: 'highlights', query: 'owlets' },
+        ],
       }),
     );
     assert.equal(data.markdown, cleaned);
@@ -306,13 +394,24 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     llm.requests.length = 0;
     const d = ok(await api.scrape({ url: url('/bistro'), formats: ['menu'] }));
     assert.equal(d.menu.isMenu, true);
-    assert.match(d.warning, /menu: read from the page's schema.org Menu data \(deterministic\); the LLM was not needed/);
+    assert.match(
+      d.warning,
+      /menu: read from the page's schema.org Menu data \(deterministic\); the LLM was not needed/,
+    );
     assert.equal(llm.requests.length, 0);
 
-    const product = { title: 'Barn owl nest box', variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' }, sku: null }], brand: null };
+    const product = {
+      title: 'Barn owl nest box',
+      variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' }, sku: null }],
+      brand: null,
+    };
     llm.script({ json: product });
     const p = ok(await api.scrape({ url: url('/article'), formats: ['product'] }));
-    assert.deepEqual(p.product, { title: 'Barn owl nest box', variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' } }], url: p.metadata.url });
+    assert.deepEqual(p.product, {
+      title: 'Barn owl nest box',
+      variants: [{ price: { amount: 30, currency: 'USD', formatted: '$30.00' } }],
+      url: p.metadata.url,
+    });
     assert.equal(llm.requests.length, 1);
     assert.equal(llm.requests[0].body.response_format.json_schema.schema.required[0], 'variants');
   });
@@ -322,6 +421,9 @@ describe('AI formats with an LLM (scripted OpenAI-compatible server)', () => {
     llm.script({ status: 500 }, { status: 500 });
     const data = ok(await api.scrape({ url: url('/article'), formats: ['summary'] }));
     assert.ok(data.summary.length > 20);
-    assert.match(data.warning, /summary: the LLM failed \(LLM_ERROR: [^)]*\); an extractive summary of the page was returned/);
+    assert.match(
+      data.warning,
+      /summary: the LLM failed \(LLM_ERROR: [^)]*\); an extractive summary of the page was returned/,
+    );
   });
 });

@@ -63,7 +63,10 @@ describe('engine choice', () => {
 
 describe('screenshots', () => {
   test('a viewport screenshot is a URL of our own storage, readable without a key, of the requested size', async () => {
-    const res = await api.scrape({ url: site.url('/articles/1'), formats: ['markdown', { type: 'screenshot', viewport: { width: 800, height: 600 } }] });
+    const res = await api.scrape({
+      url: site.url('/articles/1'),
+      formats: ['markdown', { type: 'screenshot', viewport: { width: 800, height: 600 } }],
+    });
     assert.equal(res.status, 200, res.text);
     const shot = res.json.data.screenshot as string;
     assert.match(shot, new RegExp(`^${svc.url}/v2/files/[0-9a-f]{32}\\.png$`));
@@ -138,7 +141,10 @@ describe('actions', () => {
     const res = await api.scrape({
       url: site.url('/interactive/form'),
       timeout: 15000,
-      actions: [{ type: 'wait', milliseconds: 10 }, { type: 'executeJavascript', script: 'throw new Error("boom")' }],
+      actions: [
+        { type: 'wait', milliseconds: 10 },
+        { type: 'executeJavascript', script: 'throw new Error("boom")' },
+      ],
     });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.json.code, 'SCRAPE_ACTION_ERROR');
@@ -152,7 +158,11 @@ describe('actions', () => {
 describe('profiles', () => {
   test("a profile's cookie survives to the next scrape, for its own team only", async () => {
     const name = `p-${Date.now()}`;
-    const set = await api.scrape({ url: site.url('/cookies/set?name=visit&value=v42'), profile: { name }, formats: ['markdown'] });
+    const set = await api.scrape({
+      url: site.url('/cookies/set?name=visit&value=v42'),
+      profile: { name },
+      formats: ['markdown'],
+    });
     assert.equal(set.status, 200, set.text);
     const show = await api.scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
     assert.ok(show.json.data.markdown.includes('visit=v42'), show.json.data.markdown);
@@ -164,7 +174,11 @@ describe('profiles', () => {
 
     const team = await ensureTeam(svc.db, `profiles-${Date.now()}`);
     const { key } = await createApiKey(svc.db, team.id, { name: 'other' });
-    const theirs = await apiClient(svc, key).scrape({ url: site.url('/cookies/show'), profile: { name }, onlyMainContent: false });
+    const theirs = await apiClient(svc, key).scrape({
+      url: site.url('/cookies/show'),
+      profile: { name },
+      onlyMainContent: false,
+    });
     assert.ok(!theirs.json.data.markdown.includes('visit=v42'), 'another team has its own profiles');
   });
 });

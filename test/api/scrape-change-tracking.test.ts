@@ -26,7 +26,9 @@ describe('changeTracking and branding formats', () => {
 
   before(async () => {
     ({ site, svc, api } = await startSiteAndService());
-    server = http.createServer((_req, res) => res.writeHead(page.status, { 'content-type': 'text/html' }).end(page.body));
+    server = http.createServer((_req, res) =>
+      res.writeHead(page.status, { 'content-type': 'text/html' }).end(page.body),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -35,8 +37,15 @@ describe('changeTracking and branding formats', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  const track = async (path: string, format: ScrapeFormatBody = { type: 'changeTracking', modes: ['git-diff'] }, key?: string) => {
-    const res = await (key ? apiClient(svc, key) : api).scrape({ url: `${origin}${path}`, formats: ['markdown', format] });
+  const track = async (
+    path: string,
+    format: ScrapeFormatBody = { type: 'changeTracking', modes: ['git-diff'] },
+    key?: string,
+  ) => {
+    const res = await (key ? apiClient(svc, key) : api).scrape({
+      url: `${origin}${path}`,
+      formats: ['markdown', format],
+    });
     assert.equal(res.status, 200, res.text);
     return res.json.data;
   };
@@ -64,7 +73,11 @@ describe('changeTracking and branding formats', () => {
   });
 
   test('json mode: fields that changed, previous and current', async () => {
-    const format: ScrapeFormatBody = { type: 'changeTracking', modes: ['json'], schema: { type: 'object', properties: { price: { type: 'string' } } } };
+    const format: ScrapeFormatBody = {
+      type: 'changeTracking',
+      modes: ['json'],
+      schema: { type: 'object', properties: { price: { type: 'string' } } },
+    };
     page = { status: 200, body: article('$12') };
     const first = await track('/tea', format);
     assert.equal(first.changeTracking.changeStatus, 'new');

@@ -26,8 +26,10 @@ describe('scrape of document URLs', () => {
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(legacyDoc);
     Buffer.from('WordDocument', 'utf16le').copy(legacyDoc, 1024);
     extra = http.createServer((req, res) => {
-      if (req.url === '/secret.pdf') res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.from(buildEncryptedPdf()));
-      else if (req.url === '/people.csv') res.writeHead(200, { 'content-type': 'text/csv' }).end('name,email\nAda,ada.lovelace@example.com\n');
+      if (req.url === '/secret.pdf')
+        res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.from(buildEncryptedPdf()));
+      else if (req.url === '/people.csv')
+        res.writeHead(200, { 'content-type': 'text/csv' }).end('name,email\nAda,ada.lovelace@example.com\n');
       else if (req.url === '/old.doc') res.writeHead(200, { 'content-type': 'application/msword' }).end(legacyDoc);
       else res.writeHead(404).end();
     });
@@ -108,7 +110,10 @@ describe('scrape of document URLs', () => {
     assert.equal(raw.json.data.metadata.creditsUsed, 1);
     assert.match(raw.json.data.warning, /base64/);
 
-    const rich = await api.scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true }] });
+    const rich = await api.scrape({
+      url: site.url('/files/report.pdf'),
+      parsers: [{ type: 'pdf', pages: true, blocks: true, pageMarkers: true }],
+    });
     assert.equal(rich.status, 200, JSON.stringify(rich.json));
     const d = rich.json.data;
     assert.deepEqual(
@@ -121,7 +126,10 @@ describe('scrape of document URLs', () => {
     assert.equal(d.markdown.slice(item.markdownSpan[0], item.markdownSpan[1]).replace(/^#+ /, ''), item.content);
     assert.match(d.markdown, /<!-- Page 1 -->[\s\S]*<!-- Page 2 -->[\s\S]*<!-- Page 3 -->/);
 
-    const two = await api.scrape({ url: site.url('/files/generated.pdf?pages=10'), parsers: [{ type: 'pdf', maxPages: 2 }] });
+    const two = await api.scrape({
+      url: site.url('/files/generated.pdf?pages=10'),
+      parsers: [{ type: 'pdf', maxPages: 2 }],
+    });
     assert.equal(two.status, 200, JSON.stringify(two.json));
     assert.equal(two.json.data.metadata.creditsUsed, 2, 'credits for the pages converted');
     assert.ok(buildTextPdf(10).length > 0);
@@ -134,7 +142,11 @@ describe('scrape of document URLs', () => {
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.doesNotMatch(res.json.data.markdown, /ada\.lovelace@example\.com/);
     assert.match(res.json.data.markdown, /\| Ada \|/);
-    const bad = await api.scrape({ url: site.url('/files/report.pdf'), redactPII: true, parsers: [{ type: 'pdf', blocks: true }] });
+    const bad = await api.scrape({
+      url: site.url('/files/report.pdf'),
+      redactPII: true,
+      parsers: [{ type: 'pdf', blocks: true }],
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.json.error, /body\.parsers\.0\.blocks/);
   });
@@ -155,7 +167,9 @@ describe('scrape of document URLs', () => {
     assert.match(image.json.error, /body\.parsers\.0/);
     // The failed jobs cost nothing.
     await svc.settled();
-    const { rows } = await svc.db.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE status = 'failed' AND credits > 0");
+    const { rows } = await svc.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM jobs WHERE status = 'failed' AND credits > 0",
+    );
     assert.equal(rows[0].n, 0);
   });
 });

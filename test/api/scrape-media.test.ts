@@ -56,7 +56,15 @@ const fixture = (path: string) => readFile(join(mediaDir, path.replace(/^\/media
 async function probe(bytes: Buffer): Promise<Probed> {
   const file = join(work, `probe-${++probes}`);
   await writeFile(file, bytes);
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file]);
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
+    file,
+  ]);
   const json = JSON.parse(stdout);
   // Every frame decodes without an error: the file plays.
   const { stderr } = await run('ffmpeg', ['-v', 'error', '-nostdin', '-i', file, '-f', 'null', '-']);
@@ -72,7 +80,10 @@ function near(actual: number, expected: number, tolerance = 0.25): void {
 }
 
 /** GET a URL handed out by the service, without an API key. */
-async function download(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Buffer }> {
+async function download(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Buffer }> {
   const res = await fetch(url, { headers });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
@@ -103,10 +114,17 @@ const pageUrl = (name: string) => site.url(`/media-pages/${name}`);
 /** Temporary media directories of scrapes (src/scrape/scrape.ts #attachMedia) still on disk. */
 const leftovers = async () => (await readdir(scratch)).filter((name) => name.startsWith('gleaner-media-'));
 /** Requests the fixture saw for paths starting with `prefix` since index `from`. */
-const seen = (prefix: string, from = 0) => site.requests.slice(from).filter((r) => r.path.startsWith(prefix)).map((r) => r.path);
+const seen = (prefix: string, from = 0) =>
+  site.requests
+    .slice(from)
+    .filter((r) => r.path.startsWith(prefix))
+    .map((r) => r.path);
 
 before(async () => {
-  assert.ok(isExecutable('ffmpeg') && isExecutable('ffprobe'), 'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)');
+  assert.ok(
+    isExecutable('ffmpeg') && isExecutable('ffprobe'),
+    'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)',
+  );
   mediaDir = await mkdtemp(join(tmpdir(), 'gleaner-media-fixtures-'));
   work = await mkdtemp(join(tmpdir(), 'gleaner-media-test-'));
   await buildMediaFixtures(mediaDir);
@@ -128,7 +146,10 @@ before(async () => {
       const http = new HttpEngine({
         allowPrivateNetwork: false,
         maxBytes: 1024 * 1024,
-        ssrf: { resolver: async () => [{ address: '127.0.0.1', family: 4 }], isAllowed: (_ip, hostname) => hostname === 'public.test' },
+        ssrf: {
+          resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+          isAllowed: (_ip, hostname) => hostname === 'public.test',
+        },
       });
       app.addHook('onClose', () => http.close());
       const media = {
@@ -141,10 +162,20 @@ before(async () => {
         const variant = ((request.query as { media?: string }).media ?? 'default') as keyof typeof media;
         let scraper = scrapers.get(variant);
         if (!scraper) {
-          scraper = new Scraper({ db: started.db!, http, concurrency: new TeamConcurrency(), maxConcurrency: 10, log: app.log, fileTtlMs: 60_000, media: media[variant] });
+          scraper = new Scraper({
+            db: started.db!,
+            http,
+            concurrency: new TeamConcurrency(),
+            maxConcurrency: 10,
+            log: app.log,
+            fileTtlMs: 60_000,
+            media: media[variant],
+          });
           scrapers.set(variant, scraper);
         }
-        const { document } = await scraper.scrape(request.caller, scrapeRequest.parse(request.body), { publicUrl: `${request.protocol}://${request.host}` });
+        const { document } = await scraper.scrape(request.caller, scrapeRequest.parse(request.body), {
+          publicUrl: `${request.protocol}://${request.host}`,
+        });
         return { success: true, data: document };
       });
     },
@@ -293,7 +324,11 @@ describe('video: discovery and the stored file', () => {
     const dash = ok(await api.scrape({ url: octet(mediaClips.dash.mpd), formats: ['video'] }));
     near((await stored(dash.video, 'video/mp4')).probed.duration, mediaClips.dash.duration);
     // Without the media formats such a body is what it was: bytes Gleaner cannot convert.
-    assertError(await api.scrape({ url: octet(mediaClips.clip.path), formats: ['markdown'] }), 415, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
+    assertError(
+      await api.scrape({ url: octet(mediaClips.clip.path), formats: ['markdown'] }),
+      415,
+      'SCRAPE_UNSUPPORTED_FILE_ERROR',
+    );
   });
 
   test('a page without media: success with a warning, no video or audio, only the page charged', async () => {
@@ -311,10 +346,25 @@ describe('video: discovery and the stored file', () => {
     const data = ok(await api.scrape({ url: pageUrl('fallback'), formats: ['video'] }));
     assert.equal(data.metadata.videoSourceURL, site.url(mediaClips.short.path));
     assert.match(data.warning, /missing\.mp4 could not be used \(SCRAPE_MEDIA_FETCH_FAILED\)/);
-    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
-    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media-pages/player'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /web page/);
+    assertError(
+      await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }),
+      502,
+      'SCRAPE_MEDIA_FETCH_FAILED',
+      /404/,
+    );
+    assertError(
+      await api.scrape({ url: site.url('/media-pages/video?src=/media-pages/player'), formats: ['video'] }),
+      422,
+      'SCRAPE_MEDIA_UNSUPPORTED',
+      /web page/,
+    );
     // Bytes that are neither media nor a manifest: ffprobe cannot read them.
-    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/robots.txt'), formats: ['video'] }), 422, 'SCRAPE_MEDIA_UNSUPPORTED', /not a media file/);
+    assertError(
+      await api.scrape({ url: site.url('/media-pages/video?src=/robots.txt'), formats: ['video'] }),
+      422,
+      'SCRAPE_MEDIA_UNSUPPORTED',
+      /not a media file/,
+    );
   });
 
   test('after rendering: a <video> added by JavaScript is found when the browser ran, not in the served HTML', async () => {
@@ -354,9 +404,11 @@ describe('audio', () => {
     assert.equal(data.metadata.creditsUsed, 3);
   });
 
-  test("a page with only a video: the audio track extracted from it, downloaded once for both formats", async () => {
+  test('a page with only a video: the audio track extracted from it, downloaded once for both formats', async () => {
     const from = site.requests.length;
-    const data = ok(await api.scrape({ url: site.url('/media-pages/video?src=/media/clip.mp4'), formats: ['audio', 'video'] }));
+    const data = ok(
+      await api.scrape({ url: site.url('/media-pages/video?src=/media/clip.mp4'), formats: ['audio', 'video'] }),
+    );
     assert.equal(data.metadata.audioSourceURL, site.url(mediaClips.clip.path));
     const { probed } = await stored(data.audio, 'audio/mpeg');
     assert.deepEqual(codecs(probed), ['audio:mp3']);
@@ -417,8 +469,16 @@ describe('files: Range requests', () => {
     const past = await download(data.video, { range: `bytes=${size}-` });
     assert.equal(past.status, 416);
     assert.equal(past.headers.get('content-range'), `bytes */${size}`);
-    assert.equal((await download(data.video, { range: 'bytes=0-1,5-9' })).status, 200, 'several ranges: the whole file');
-    assert.equal((await download(data.video, { range: 'bytes=0-9', 'if-range': '"other"' })).status, 200, 'a stale If-Range: the whole file');
+    assert.equal(
+      (await download(data.video, { range: 'bytes=0-1,5-9' })).status,
+      200,
+      'several ranges: the whole file',
+    );
+    assert.equal(
+      (await download(data.video, { range: 'bytes=0-9', 'if-range': '"other"' })).status,
+      200,
+      'a stale If-Range: the whole file',
+    );
     assert.equal((await download(data.video, { range: 'bytes=0-9', 'if-range': etag })).status, 206);
     const unknown = `${svc.url}/v2/files/${'0'.repeat(32)}.mp4`;
     for (const headers of [{}, { range: 'bytes=0-9' }] as Record<string, string>[]) {
@@ -431,14 +491,19 @@ describe('files: Range requests', () => {
 
 describe('zero data retention', () => {
   test('media comes back as data: URLs, nothing stored', async () => {
-    const data = ok(await api.scrape({ url: pageUrl('video-src'), formats: ['video', 'audio'], zeroDataRetention: true }));
+    const data = ok(
+      await api.scrape({ url: pageUrl('video-src'), formats: ['video', 'audio'], zeroDataRetention: true }),
+    );
     assert.match(data.video, /^data:video\/mp4;base64,/);
     assert.match(data.audio, /^data:audio\/mpeg;base64,/);
     const video = Buffer.from(data.video.split(',')[1], 'base64');
     assert.ok(video.equals(await fixture(mediaClips.clip.path)));
     assert.deepEqual(codecs(await probe(Buffer.from(data.audio.split(',')[1], 'base64'))), ['audio:mp3']);
     await svc.settled();
-    const { rows } = await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE job_id = $1', [data.metadata.scrapeId]);
+    const { rows } = await svc.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM stored_files WHERE job_id = $1',
+      [data.metadata.scrapeId],
+    );
     assert.equal(rows[0].n, 0);
     assert.equal((await api.getScrape(data.metadata.scrapeId)).status, 404);
   });
@@ -451,16 +516,28 @@ describe('zero data retention', () => {
     });
     assertError(res, 502, 'SCRAPE_MEDIA_TOO_LARGE', /MEDIA_ZDR_MAX_BYTES/);
     // The same without zero data retention is stored.
-    const stored = await api('POST', '/test/guarded-scrape', { url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`, formats: ['video'] });
+    const stored = await api('POST', '/test/guarded-scrape', {
+      url: `http://public.test:${site.port}/media-pages/video?src=/media/clip.mp4`,
+      formats: ['video'],
+    });
     assert.equal(stored.status, 200, stored.text);
   });
 
   test('an error names no URL read from the target (it may be logged): not the media URL, not its host', async () => {
-    const res = await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'], zeroDataRetention: true });
+    const res = await api.scrape({
+      url: site.url('/media-pages/video?src=/media/missing.mp4'),
+      formats: ['video'],
+      zeroDataRetention: true,
+    });
     assertError(res, 502, 'SCRAPE_MEDIA_FETCH_FAILED', /404/);
     assert.doesNotMatch(res.json.error, /missing\.mp4|127\.0\.0\.1|http:/);
     // Without zero data retention the message names it.
-    assertError(await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }), 502, 'SCRAPE_MEDIA_FETCH_FAILED', /missing\.mp4/);
+    assertError(
+      await api.scrape({ url: site.url('/media-pages/video?src=/media/missing.mp4'), formats: ['video'] }),
+      502,
+      'SCRAPE_MEDIA_FETCH_FAILED',
+      /missing\.mp4/,
+    );
   });
 });
 
@@ -474,25 +551,45 @@ describe('SSRF on media URLs', () => {
 
     const privateClip = site.url(mediaClips.clip.path);
     let from = site.requests.length;
-    assertError(await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(privateClip)}`, formats: ['video'] }), 403, 'SCRAPE_BLOCKED_URL');
+    assertError(
+      await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(privateClip)}`, formats: ['video'] }),
+      403,
+      'SCRAPE_BLOCKED_URL',
+    );
     assert.deepEqual(seen('/media/', from), [], 'the private media was never requested');
     assert.equal(seen('/media-pages/video', from).length, 1, 'the page itself was fetched');
 
     from = site.requests.length;
     const redirect = `${pub()}/redirect/to?url=${encodeURIComponent(privateClip)}`;
-    assertError(await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(redirect)}`, formats: ['video'] }), 403, 'SCRAPE_BLOCKED_URL');
+    assertError(
+      await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(redirect)}`, formats: ['video'] }),
+      403,
+      'SCRAPE_BLOCKED_URL',
+    );
     assert.deepEqual(seen('/media/', from), []);
     assert.equal(seen('/redirect/to', from).length, 1, 'only the redirecting hop reached the fixture');
 
     from = site.requests.length;
     const playlist = `${pub()}/media-pages/playlist.m3u8?base=${encodeURIComponent(`${site.origin}/media/hls/`)}`;
-    assertError(await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(playlist)}`, formats: ['video'] }), 403, 'SCRAPE_BLOCKED_URL');
+    assertError(
+      await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(playlist)}`, formats: ['video'] }),
+      403,
+      'SCRAPE_BLOCKED_URL',
+    );
     assert.equal(seen('/media-pages/playlist.m3u8', from).length, 1, 'the playlist was read');
     assert.deepEqual(seen('/media/hls/', from), [], 'no segment was requested');
     // The same playlist with public segments assembles.
     const publicPlaylist = `${pub()}/media-pages/playlist.m3u8?base=${encodeURIComponent(`${pub()}/media/hls/`)}`;
-    const assembled = ok(await guarded({ url: `${pub()}/media-pages/video?src=${encodeURIComponent(publicPlaylist)}`, formats: ['video'] }));
-    near((await stored(assembled.video.replace(/^http:\/\/[^/]+/, svc.url), 'video/mp4')).probed.duration, mediaClips.hls.duration);
+    const assembled = ok(
+      await guarded({
+        url: `${pub()}/media-pages/video?src=${encodeURIComponent(publicPlaylist)}`,
+        formats: ['video'],
+      }),
+    );
+    near(
+      (await stored(assembled.video.replace(/^http:\/\/[^/]+/, svc.url), 'video/mp4')).probed.duration,
+      mediaClips.hls.duration,
+    );
   });
 });
 
@@ -502,14 +599,20 @@ describe("the caller's headers", () => {
     const elsewhere = `${site.hostOrigin('localhost')}${mediaClips.clip.path}`;
     const src = `/redirect/to?url=${encodeURIComponent(elsewhere)}`;
     const from = site.requests.length;
-    const data = ok(await api.scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent(src)}`), formats: ['video'], headers }));
+    const data = ok(
+      await api.scrape({
+        url: site.url(`/media-pages/video?src=${encodeURIComponent(src)}`),
+        formats: ['video'],
+        headers,
+      }),
+    );
     assert.equal(data.metadata.videoSourceURL, elsewhere);
     const hops = site.requests.slice(from);
     const page = hops.find((r) => r.path.startsWith('/media-pages/video'))!;
     const redirect = hops.find((r) => r.path.startsWith('/redirect/to'))!;
     const media = hops.find((r) => r.path === mediaClips.clip.path)!;
     assert.equal(page.headers.authorization, 'Bearer page-secret');
-    assert.equal(redirect.headers.authorization, 'Bearer page-secret', 'the media URL on the page\'s origin gets them');
+    assert.equal(redirect.headers.authorization, 'Bearer page-secret', "the media URL on the page's origin gets them");
     assert.equal(redirect.headers['x-page-token'], 'page-secret');
     assert.equal(media.host, 'localhost');
     assert.equal(media.headers.authorization, undefined, 'not after the redirect to another origin');
@@ -525,16 +628,26 @@ describe('limits and failures', () => {
 
   before(async () => {
     // A cap over the largest 160×120 HLS segment but under the four together and under the clip.
-    const segments = await Promise.all([0, 1, 2, 3].map(async (i) => (await stat(join(mediaDir, 'hls', `v1_00${i}.ts`))).size));
+    const segments = await Promise.all(
+      [0, 1, 2, 3].map(async (i) => (await stat(join(mediaDir, 'hls', `v1_00${i}.ts`))).size),
+    );
     cap = Math.max(...segments) + 1000;
     const clip = (await stat(join(mediaDir, 'clip.mp4'))).size;
     const tone = (await stat(join(mediaDir, 'tone.m4a'))).size;
-    assert.ok(cap < segments.reduce((a, b) => a + b, 0) && cap < clip && tone < cap, `fixture sizes do not fit the test: ${JSON.stringify({ cap, segments, clip, tone })}`);
+    assert.ok(
+      cap < segments.reduce((a, b) => a + b, 0) && cap < clip && tone < cap,
+      `fixture sizes do not fit the test: ${JSON.stringify({ cap, segments, clip, tone })}`,
+    );
     // This service also has no ffmpeg: what fails before ffmpeg runs shows the cap, the rest 503.
     // Its pages may be 4 kB at most (SCRAPE_MAX_BYTES): a media file as the scrape URL is not read
     // as a page, whatever its size.
     small = await startTestService({
-      env: { MEDIA_MAX_BYTES: String(cap), SCRAPE_MAX_BYTES: '4096', FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' },
+      env: {
+        MEDIA_MAX_BYTES: String(cap),
+        SCRAPE_MAX_BYTES: '4096',
+        FFMPEG_PATH: '/nonexistent/ffmpeg',
+        FFPROBE_PATH: '/nonexistent/ffprobe',
+      },
     });
     apiSmall = apiClient(small);
   });
@@ -543,20 +656,35 @@ describe('limits and failures', () => {
   });
 
   test('MEDIA_MAX_BYTES: a larger file (declared length or chunked), the scrape URL itself, and HLS segments summed', async () => {
-    const tooLarge = (res: Res) => assertError(res, 502, 'SCRAPE_MEDIA_TOO_LARGE', new RegExp(`${cap} bytes.*MEDIA_MAX_BYTES`));
+    const tooLarge = (res: Res) =>
+      assertError(res, 502, 'SCRAPE_MEDIA_TOO_LARGE', new RegExp(`${cap} bytes.*MEDIA_MAX_BYTES`));
     tooLarge(await apiSmall.scrape({ url: pageUrl('video-src'), formats: ['video'] }));
-    tooLarge(await apiSmall.scrape({ url: site.url(`/media-pages/video?src=${encodeURIComponent('/media/clip.mp4?chunked=1')}`), formats: ['video'] }));
+    tooLarge(
+      await apiSmall.scrape({
+        url: site.url(`/media-pages/video?src=${encodeURIComponent('/media/clip.mp4?chunked=1')}`),
+        formats: ['video'],
+      }),
+    );
     tooLarge(await apiSmall.scrape({ url: site.url(mediaClips.clip.path), formats: ['video'] }));
     tooLarge(await apiSmall.scrape({ url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['video'] }));
     // The same URL read as a page is over SCRAPE_MAX_BYTES: the cap above is the media stage's.
-    assertError(await apiSmall.scrape({ url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['rawHtml'] }), 502, 'SCRAPE_RESPONSE_TOO_LARGE');
+    assertError(
+      await apiSmall.scrape({ url: site.url(`${mediaClips.clip.path}?octet=1`), formats: ['rawHtml'] }),
+      502,
+      'SCRAPE_RESPONSE_TOO_LARGE',
+    );
     const from = site.requests.length;
     tooLarge(await apiSmall.scrape({ url: pageUrl('hls-media'), formats: ['video'] }));
     assert.ok(seen('/media/hls/v1_', from).length >= 2, 'each segment fits: the sum is what overflowed');
   });
 
   test('without ffmpeg: 503 MEDIA_FFMPEG_UNAVAILABLE naming the package; a page without media still succeeds', async () => {
-    assertError(await apiSmall.scrape({ url: pageUrl('audio-only'), formats: ['audio'] }), 503, 'MEDIA_FFMPEG_UNAVAILABLE', /apt-get install ffmpeg/);
+    assertError(
+      await apiSmall.scrape({ url: pageUrl('audio-only'), formats: ['audio'] }),
+      503,
+      'MEDIA_FFMPEG_UNAVAILABLE',
+      /apt-get install ffmpeg/,
+    );
     const none = await apiSmall.scrape({ url: pageUrl('none'), formats: ['video'] });
     assert.equal(none.status, 200, none.text);
     assert.match(none.json.data.warning, /no video was found/);
@@ -564,14 +692,20 @@ describe('limits and failures', () => {
 });
 
 describe('ffmpeg bounded', () => {
-  const guarded = (body: Record<string, unknown>, media: string) => api('POST', `/test/guarded-scrape?media=${media}`, body);
+  const guarded = (body: Record<string, unknown>, media: string) =>
+    api('POST', `/test/guarded-scrape?media=${media}`, body);
   const pub = () => `http://public.test:${site.port}`;
 
   test('an MP3 larger than MEDIA_MAX_BYTES is refused though its source fits (ffmpeg stops at the cap)', async () => {
     const source = (await stat(join(mediaDir, 'silence.flac'))).size;
     assert.ok(source < 200_000, String(source));
     const page = `${pub()}/media-pages/video?src=${mediaClips.silence.path}`;
-    assertError(await guarded({ url: page, formats: ['audio'] }, 'capped'), 502, 'SCRAPE_MEDIA_TOO_LARGE', /silence\.flac exceeds 200000 bytes.*MEDIA_MAX_BYTES/);
+    assertError(
+      await guarded({ url: page, formats: ['audio'] }, 'capped'),
+      502,
+      'SCRAPE_MEDIA_TOO_LARGE',
+      /silence\.flac exceeds 200000 bytes.*MEDIA_MAX_BYTES/,
+    );
     // The source itself, as the video format keeps it, is within the cap.
     const data = ok(await guarded({ url: page, formats: ['video'] }, 'capped'));
     assert.equal(data.metadata.videoSize, source);
@@ -579,7 +713,10 @@ describe('ffmpeg bounded', () => {
 
   test("the scrape's deadline kills ffmpeg (here a stand-in ffprobe that never ends): 408, the process gone, nothing left on disk", async () => {
     const started = Date.now();
-    const pending = guarded({ url: `${pub()}/media-pages/video?src=${mediaClips.short.path}`, formats: ['video'], timeout: 2000 }, 'sleepy');
+    const pending = guarded(
+      { url: `${pub()}/media-pages/video?src=${mediaClips.short.path}`, formats: ['video'], timeout: 2000 },
+      'sleepy',
+    );
     const pidFile = `${sleepyProbe}.pids`;
     while (!(await stat(pidFile).catch(() => undefined))) await new Promise((r) => setTimeout(r, 20));
     // Meanwhile the scrape's directory is where leftovers() looks (so its checks can fail).
@@ -613,10 +750,16 @@ describe('requests, batches', () => {
     assert.ok((await stored(withVideo.video, 'video/mp4')).body.equals(await fixture(mediaClips.clip.path)));
     assert.equal(without.video, undefined);
     assert.match(without.warning, /no video was found/);
-    const { rows } = await svc.db.query<{ n: number; expires: Date }>('SELECT count(*)::int AS n, max(expires_at) AS expires FROM stored_files WHERE job_id = $1', [started.json.id]);
+    const { rows } = await svc.db.query<{ n: number; expires: Date }>(
+      'SELECT count(*)::int AS n, max(expires_at) AS expires FROM stored_files WHERE job_id = $1',
+      [started.json.id],
+    );
     assert.equal(rows[0].n, 1);
     // The batch's results expire in 24 h; its files with them, not FILE_TTL_HOURS (7 days) later.
-    assert.ok(rows[0].expires.getTime() <= new Date(status.expiresAt).getTime(), `file expires ${rows[0].expires.toISOString()}, batch ${status.expiresAt}`);
+    assert.ok(
+      rows[0].expires.getTime() <= new Date(status.expiresAt).getTime(),
+      `file expires ${rows[0].expires.toISOString()}, batch ${status.expiresAt}`,
+    );
   });
 });
 

@@ -114,9 +114,10 @@ for (const store of storeKinds) {
           const got = await apiClient(again)('GET', `/v2/scrape/${res.json.data.metadata.scrapeId}`);
           assert.equal(got.status, 200, got.text);
           assert.equal(got.json.data.markdown, res.json.data.markdown);
-          const { rows } = await again.db.query<{ status: string; credits: number }>('SELECT status, credits FROM jobs WHERE id = $1', [
-            res.json.data.metadata.scrapeId,
-          ]);
+          const { rows } = await again.db.query<{ status: string; credits: number }>(
+            'SELECT status, credits FROM jobs WHERE id = $1',
+            [res.json.data.metadata.scrapeId],
+          );
           assert.deepEqual(rows[0], { status: 'completed', credits: 1 });
         } finally {
           await again.destroy();

@@ -19,7 +19,14 @@ import { DESKTOP_USER_AGENT, HttpEngine } from '../../src/scrape/engines/http.ts
 import { Scraper } from '../../src/scrape/scrape.ts';
 import type { Db } from '../../src/store/db-types.ts';
 import { createApiKey, ensureTeam, setCreditQuota } from '../../src/store/teams.ts';
-import { type FixtureSite, articles, charsetTexts, homeText, piiText, startFixtureSite } from '../fixtures/site/index.ts';
+import {
+  type FixtureSite,
+  articles,
+  charsetTexts,
+  homeText,
+  piiText,
+  startFixtureSite,
+} from '../fixtures/site/index.ts';
 import { DATA_URI_PNG, articlePage } from '../fixtures/site/pages.ts';
 import { allDocuments } from '../fixtures/site/documents.ts';
 import { type Api, type ApiResponse, apiClient } from '../helpers/api.ts';
@@ -87,8 +94,17 @@ async function startScrapeService(store: StoreKind): Promise<TestService> {
       app.addHook('onClose', () => http.close());
       let scraper: Scraper | undefined;
       app.post('/test/guarded-scrape', async (request) => {
-        scraper ??= new Scraper({ db: started.db!, http, concurrency: new TeamConcurrency(), maxConcurrency: 10, log: app.log, fileTtlMs: 60_000 });
-        const { document } = await scraper.scrape(request.caller, scrapeRequest.parse(request.body), { publicUrl: 'http://127.0.0.1' });
+        scraper ??= new Scraper({
+          db: started.db!,
+          http,
+          concurrency: new TeamConcurrency(),
+          maxConcurrency: 10,
+          log: app.log,
+          fileTtlMs: 60_000,
+        });
+        const { document } = await scraper.scrape(request.caller, scrapeRequest.parse(request.body), {
+          publicUrl: 'http://127.0.0.1',
+        });
         return { success: true, data: document };
       });
     },
@@ -138,12 +154,23 @@ describe('scrape formats', () => {
     );
     assert.ok(md.includes('- Be polite\n  - Honour robots.txt\n    - Including Crawl-delay\n- Cache what you can'));
     assert.ok(md.includes(`[${articles[2].title}](${site.origin}/articles/3)`), 'relative link made absolute');
-    assert.ok(md.includes(`![Illustration for ${a.title}](${site.origin}/images/article-1.png)`), 'relative image made absolute');
+    assert.ok(
+      md.includes(`![Illustration for ${a.title}](${site.origin}/images/article-1.png)`),
+      'relative image made absolute',
+    );
     assert.ok(md.includes(`> ${a.quote.text}`));
     assert.ok(md.includes('A good scraper is **fast** and *polite*'));
     assert.ok(md.includes('`fetch()`'));
     // onlyMainContent (default true): header/nav, cookie banner, ads, sidebar and footer are gone.
-    for (const boiler of ['[Home]', 'We use cookies', 'Advertisement', 'Buy the Widget Pro', 'Related posts', 'All rights reserved', 'Subscribe for weekly']) {
+    for (const boiler of [
+      '[Home]',
+      'We use cookies',
+      'Advertisement',
+      'Buy the Widget Pro',
+      'Related posts',
+      'All rights reserved',
+      'Subscribe for weekly',
+    ]) {
       assert.ok(!md.includes(boiler), `boilerplate "${boiler}" left in markdown`);
     }
   });
@@ -173,13 +200,19 @@ describe('scrape formats', () => {
     assert.ok(html.includes(`href="${site.origin}/articles/3"`), 'links absolute');
     assert.ok(html.includes(`src="${site.origin}/images/article-1.png"`), 'images absolute');
     assert.ok(
-      html.includes(`srcset="${site.origin}/images/photo-400.png 400w, ${site.origin}/images/photo-800.png 800w, ${site.origin}/images/photo-1600.png 1600w"`),
+      html.includes(
+        `srcset="${site.origin}/images/photo-400.png 400w, ${site.origin}/images/photo-800.png 800w, ${site.origin}/images/photo-1600.png 1600w"`,
+      ),
       'srcset candidates absolute',
     );
     for (const gone of ['<nav', '<script', 'cookie-banner', 'ad-banner', '<footer class="site-footer"', '<head']) {
       assert.ok(!html.includes(gone), `${gone} left in html`);
     }
-    const ctx = { origin: site.origin, mainOrigin: `http://localhost:${site.port}`, blogOrigin: site.hostOrigin('blog') };
+    const ctx = {
+      origin: site.origin,
+      mainOrigin: `http://localhost:${site.port}`,
+      blogOrigin: site.hostOrigin('blog'),
+    };
     assert.equal(rawHtml, articlePage(1, ctx)!, 'rawHtml is byte for byte what the fixture served');
     assert.ok(rawHtml.includes('<nav class="main-nav"'));
   });
@@ -213,7 +246,12 @@ describe('scrape formats', () => {
     const res = await api.scrape({ url: site.url('/articles/1'), formats: ['images'] });
     assert.equal(res.status, 200);
     const o = site.origin;
-    assert.deepEqual(res.json.data.images, [`${o}/images/logo.png`, `${o}/images/article-1.png`, `${o}/images/diagram-1.png`, `${o}/images/photo-400.png`]);
+    assert.deepEqual(res.json.data.images, [
+      `${o}/images/logo.png`,
+      `${o}/images/article-1.png`,
+      `${o}/images/diagram-1.png`,
+      `${o}/images/photo-400.png`,
+    ]);
   });
 
   test('attributes: the object form returns values per selector; the bare string is a 400', async () => {
@@ -238,7 +276,11 @@ describe('scrape formats', () => {
       { selector: 'h2', attribute: 'id', values: ['why', 'together'] },
       { selector: 'h2', attribute: 'data-none', values: [] },
     ]);
-    assertBadRequest(await api.scrapeRaw({ url: site.url('/articles/1'), formats: ['attributes'] }), 'body.formats.0', /attributes/);
+    assertBadRequest(
+      await api.scrapeRaw({ url: site.url('/articles/1'), formats: ['attributes'] }),
+      'body.formats.0',
+      /attributes/,
+    );
   });
 
   test('summary: extractive, non-empty, with a warning that no LLM is configured', async () => {
@@ -260,12 +302,21 @@ describe('scrape formats', () => {
     assert.equal(res.json.data.metadata.contentType, 'image/png');
     const html = await api.scrape({ url: site.url('/about'), formats: [{ type: 'rawBase64' }] });
     assert.equal(html.status, 200);
-    assert.ok(Buffer.from(html.json.data.rawBase64, 'base64').toString('utf8').includes('<h1>About the Gleaner Gazette</h1>'));
-    assertBadRequest(await api.scrapeRaw({ url: site.url('/files/image.png'), formats: ['rawBase64', 'markdown'] }), 'body.formats', /rawBase64/);
+    assert.ok(
+      Buffer.from(html.json.data.rawBase64, 'base64').toString('utf8').includes('<h1>About the Gleaner Gazette</h1>'),
+    );
+    assertBadRequest(
+      await api.scrapeRaw({ url: site.url('/files/image.png'), formats: ['rawBase64', 'markdown'] }),
+      'body.formats',
+      /rawBase64/,
+    );
   });
 
   test('formats as objects {type} work like the strings', async () => {
-    const res = await api.scrape({ url: site.url('/about'), formats: [{ type: 'markdown' }, { type: 'links' }, 'rawHtml'] });
+    const res = await api.scrape({
+      url: site.url('/about'),
+      formats: [{ type: 'markdown' }, { type: 'links' }, 'rawHtml'],
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(Object.keys(res.json.data).sort(), ['links', 'markdown', 'metadata', 'rawHtml']);
     assert.ok(res.json.data.markdown.startsWith('# About the Gleaner Gazette'));
@@ -304,10 +355,13 @@ describe('scrape formats', () => {
     const all = await api.scrape({ url: site.url('/pii'), formats: ['markdown', 'rawHtml'], redactPII: true });
     assert.equal(all.status, 200, all.text);
     const md: string = all.json.data.markdown;
-    for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip]) assert.ok(!md.includes(v), `${v} left in ${md}`);
-    for (const tag of ['<EMAIL>', '<PHONE>', '<FINANCIAL>', '<LOCATION>']) assert.ok(md.includes(tag), `${tag} missing in ${md}`);
+    for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip])
+      assert.ok(!md.includes(v), `${v} left in ${md}`);
+    for (const tag of ['<EMAIL>', '<PHONE>', '<FINANCIAL>', '<LOCATION>'])
+      assert.ok(md.includes(tag), `${tag} missing in ${md}`);
     assert.ok(md.includes(piiText.plain), 'ordinary text kept');
-    for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip]) assert.ok(all.json.data.rawHtml.includes(v), 'rawHtml as served');
+    for (const v of [piiText.email, piiText.phone, piiText.card, piiText.ip])
+      assert.ok(all.json.data.rawHtml.includes(v), 'rawHtml as served');
     assert.match(all.json.warning, /redactPII/);
 
     const some = await api.scrape({ url: site.url('/pii'), redactPII: { entities: ['EMAIL'], replaceStyle: 'mask' } });
@@ -315,7 +369,10 @@ describe('scrape formats', () => {
     const md2: string = some.json.data.markdown;
     assert.ok(!md2.includes(piiText.email));
     assert.ok(md2.includes('*'.repeat(piiText.email.length)), md2);
-    assert.ok(md2.includes(piiText.phone) && md2.includes(piiText.card) && md2.includes(piiText.ip), 'other entities kept');
+    assert.ok(
+      md2.includes(piiText.phone) && md2.includes(piiText.card) && md2.includes(piiText.ip),
+      'other entities kept',
+    );
 
     const none = await api.scrape({ url: site.url('/pii') });
     assert.ok(none.json.data.markdown.includes(piiText.email), 'off by default');
@@ -366,7 +423,8 @@ describe('scrape metadata', () => {
     assert.equal(m.error, undefined);
     assert.equal(m.concurrencyLimited, undefined);
     for (const [k, v] of Object.entries(m)) {
-      if (k === 'ogLocaleAlternate' || k === 'article:tag' || k === 'og:locale:alternate') assert.ok(Array.isArray(v), k);
+      if (k === 'ogLocaleAlternate' || k === 'article:tag' || k === 'og:locale:alternate')
+        assert.ok(Array.isArray(v), k);
       else assert.ok(['string', 'number'].includes(typeof v), `${k}: ${JSON.stringify(v)}`);
     }
     const byId = await api.getScrape(m.scrapeId);
@@ -441,8 +499,14 @@ describe('scrape request validation', () => {
   });
 
   test('onlyCleanContent is refused under zero data retention; actions are checked; waitFor at most half of timeout', async () => {
-    assertBadRequest(await api.scrapeRaw({ url: url(), onlyCleanContent: true, zeroDataRetention: true }), 'body.onlyCleanContent');
-    assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'hover', selector: 'a' }] }), 'body.actions.0.type');
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), onlyCleanContent: true, zeroDataRetention: true }),
+      'body.onlyCleanContent',
+    );
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), actions: [{ type: 'hover', selector: 'a' }] }),
+      'body.actions.0.type',
+    );
     assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'wait' }] }), 'body.actions.0');
     assertBadRequest(await api.scrapeRaw({ url: url(), actions: [{ type: 'click' }] }), 'body.actions.0.selector');
     assertBadRequest(
@@ -450,15 +514,26 @@ describe('scrape request validation', () => {
       'body.actions',
       /60000/,
     );
-    assertBadRequest(await api.scrapeRaw({ url: url(), formats: ['screenshot', { type: 'screenshot', fullPage: true }] }), 'body.formats.1', /one screenshot/);
-    assertBadRequest(await api.scrapeRaw({ url: url(), waitFor: 600, timeout: 1000 }), 'body.waitFor', /waitFor must not exceed half of timeout/);
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), formats: ['screenshot', { type: 'screenshot', fullPage: true }] }),
+      'body.formats.1',
+      /one screenshot/,
+    );
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), waitFor: 600, timeout: 1000 }),
+      'body.waitFor',
+      /waitFor must not exceed half of timeout/,
+    );
     const ok = await api.scrape({ url: url(), waitFor: 0, actions: [] });
     assert.equal(ok.status, 200, 'waitFor 0 and no actions are fine');
   });
 
   test('strict body: an unknown key is named; origin and integration are accepted', async () => {
     assertBadRequest(await api.scrapeRaw({ url: url(), surprise: true }), 'body.surprise');
-    assertBadRequest(await api.scrapeRaw({ url: url(), formats: [{ type: 'markdown', extra: 1 }] }), 'body.formats.0.extra');
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), formats: [{ type: 'markdown', extra: 1 }] }),
+      'body.formats.0.extra',
+    );
     const res = await api.scrape({ url: url(), origin: 'js-sdk@4.3.0', integration: 'test-suite', fastMode: true });
     assert.equal(res.status, 200, res.text);
   });
@@ -466,7 +541,11 @@ describe('scrape request validation', () => {
   test('timeout out of range, bad URLs, invalid selectors and unknown formats are 400s naming the field', async () => {
     assertBadRequest(await api.scrapeRaw({ url: url(), timeout: 999 }), 'body.timeout');
     assertBadRequest(await api.scrapeRaw({ url: url(), timeout: 300001 }), 'body.timeout');
-    assertBadRequest(await api.scrapeRaw({ url: url(), includeTags: ['div['] }), 'body.includeTags.0', /not a valid CSS selector/);
+    assertBadRequest(
+      await api.scrapeRaw({ url: url(), includeTags: ['div['] }),
+      'body.includeTags.0',
+      /not a valid CSS selector/,
+    );
     assertBadRequest(await api.scrapeRaw({ url: url(), excludeTags: ['p', 'a[href'] }), 'body.excludeTags.1');
     assertBadRequest(await api.scrapeRaw({ url: url(), formats: ['pdf'] }), 'body.formats.0');
     assertBadRequest(await api.scrapeRaw({ url: 'ftp://127.0.0.1/file' }), 'body.url');
@@ -478,7 +557,11 @@ describe('scrape request validation', () => {
   test('a key is required', async () => {
     const res = await apiClient({ url: services.get(storeKinds[0])!.url }).scrape({ url: url() });
     assertError(res, 401, 'UNAUTHORIZED');
-    assertError(await apiClient({ url: services.get(storeKinds[0])!.url }, 'fc-not-a-key').getScrape(randomUUID()), 401, 'UNAUTHORIZED');
+    assertError(
+      await apiClient({ url: services.get(storeKinds[0])!.url }, 'fc-not-a-key').getScrape(randomUUID()),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 
   test('GET /v2/scrape/{id} needs a uuid', async () => {
@@ -515,7 +598,11 @@ describe('fetching through the API', () => {
   });
 
   test('headers reach the target; the caller’s User-Agent wins', async () => {
-    const res = await api.scrape({ url: site.url('/headers'), formats: ['rawHtml'], headers: { 'X-Gleaner-Test': 'yes', 'User-Agent': 'GleanerTest/1.0' } });
+    const res = await api.scrape({
+      url: site.url('/headers'),
+      formats: ['rawHtml'],
+      headers: { 'X-Gleaner-Test': 'yes', 'User-Agent': 'GleanerTest/1.0' },
+    });
     assert.equal(res.status, 200, res.text);
     const seen = JSON.parse(res.json.data.rawHtml);
     assert.equal(seen['x-gleaner-test'], 'yes');
@@ -535,7 +622,10 @@ describe('fetching through the API', () => {
 
   test('mobile sends a mobile User-Agent; location.languages sets Accept-Language', async () => {
     const url = freshUrl('/about');
-    assert.equal((await api.scrape({ url, mobile: true, location: { country: 'DE', languages: ['de-DE', 'fr'] } })).status, 200);
+    assert.equal(
+      (await api.scrape({ url, mobile: true, location: { country: 'DE', languages: ['de-DE', 'fr'] } })).status,
+      200,
+    );
     const seen = site.requests.filter((r) => r.path === new URL(url).pathname + new URL(url).search).at(-1)!;
     // Mobile emulation runs in the browser (a real device profile) when Chromium is there.
     assert.match(String(seen.headers['user-agent']), /Mobile|Android/);
@@ -547,7 +637,11 @@ describe('fetching through the API', () => {
   });
 
   test('gzip, br and deflate pages are decoded', async () => {
-    for (const [path, n] of [['/gzip-page', 1], ['/br-page', 2], ['/deflate-page', 3]] as const) {
+    for (const [path, n] of [
+      ['/gzip-page', 1],
+      ['/br-page', 2],
+      ['/deflate-page', 3],
+    ] as const) {
       const res = await api.scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       assert.ok(res.json.data.markdown.startsWith(`# ${articles[n - 1].title}\n\n${articles[n - 1].lead}`), path);
@@ -614,11 +708,29 @@ describe('scrape errors', () => {
     try {
       execFileSync(
         'openssl',
-        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'],
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+        ],
         { stdio: 'ignore' },
       );
-      const tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_rq, rs) =>
-        rs.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Secure</title></head><body><h1>Secure page</h1><p>Over TLS.</p></body></html>'),
+      const tls = createHttpsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (_rq, rs) =>
+          rs
+            .writeHead(200, { 'content-type': 'text/html' })
+            .end('<html><head><title>Secure</title></head><body><h1>Secure page</h1><p>Over TLS.</p></body></html>'),
       );
       await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
       try {
@@ -654,7 +766,11 @@ describe('scrape errors', () => {
     const garbage = createNetServer((socket) => socket.end('HELLO THIS IS NOT HTTP\r\n\r\n'));
     await new Promise<void>((r) => garbage.listen(0, '127.0.0.1', r));
     try {
-      assertError(await api.scrape({ url: `http://127.0.0.1:${(garbage.address() as AddressInfo).port}/` }), 502, 'SCRAPE_SITE_ERROR');
+      assertError(
+        await api.scrape({ url: `http://127.0.0.1:${(garbage.address() as AddressInfo).port}/` }),
+        502,
+        'SCRAPE_SITE_ERROR',
+      );
     } finally {
       garbage.close();
     }
@@ -669,7 +785,10 @@ describe('scrape errors', () => {
     const busy = busyUrls.map((url) => mine.scrape({ url }));
     // Every slot is taken once the fixture has seen every slow request.
     await site.requested('every slow request', () => busyUrls.every((u) => hits(u) > 0));
-    assert.ok(busyUrls.every((u) => hits(u) === 1), 'the slow requests reached the fixture');
+    assert.ok(
+      busyUrls.every((u) => hits(u) === 1),
+      'the slow requests reached the fixture',
+    );
     const impatientUrl = freshUrl('/about');
     const impatient = mine.scrape({ url: impatientUrl, timeout: 1000 });
     const patient = mine.scrape({ url: freshUrl('/about'), timeout: 20_000 });
@@ -677,17 +796,20 @@ describe('scrape errors', () => {
     const waited = await patient;
     assert.equal(waited.status, 200, waited.text);
     assert.equal(waited.json.data.metadata.concurrencyLimited, true);
-    assert.ok(waited.json.data.metadata.concurrencyQueueDurationMs >= 1000, String(waited.json.data.metadata.concurrencyQueueDurationMs));
+    assert.ok(
+      waited.json.data.metadata.concurrencyQueueDurationMs >= 1000,
+      String(waited.json.data.metadata.concurrencyQueueDurationMs),
+    );
     for (const r of await Promise.all(busy)) {
       assert.equal(r.status, 200);
       assert.equal(r.json.data.metadata.concurrencyLimited, undefined, JSON.stringify(r.json.data.metadata));
     }
     assert.equal(hits(impatientUrl), 0);
     await svc.settled();
-    const { rows } = await svc.db.query<{ status: string; error: string | null }>('SELECT status, error FROM jobs WHERE team_id = $1 AND target = $2', [
-      team.id,
-      impatientUrl,
-    ]);
+    const { rows } = await svc.db.query<{ status: string; error: string | null }>(
+      'SELECT status, error FROM jobs WHERE team_id = $1 AND target = $2',
+      [team.id, impatientUrl],
+    );
     assert.deepEqual(rows, [{ status: 'failed', error: 'SCRAPE_TIMEOUT' }]);
   });
 
@@ -721,7 +843,12 @@ describe('SSRF', () => {
       const strictApi = apiClient(strict);
       const before = site.requests.length;
       // Loopback only: even if the guard regressed, no traffic could leave the machine.
-      for (const url of [site.url('/articles/1'), `${site.hostOrigin('localhost')}/articles/1`, `http://[::1]:${site.port}/`, `http://127.0.0.2:${site.port}/`]) {
+      for (const url of [
+        site.url('/articles/1'),
+        `${site.hostOrigin('localhost')}/articles/1`,
+        `http://[::1]:${site.port}/`,
+        `http://127.0.0.2:${site.port}/`,
+      ]) {
         const res = await strictApi.scrape({ url });
         assertError(res, 403, 'SCRAPE_BLOCKED_URL');
         assert.match(res.json.error, /GLEANER_ALLOW_PRIVATE_NETWORK/);
@@ -738,7 +865,9 @@ describe('SSRF', () => {
   test('a redirect from an allowed (public) host to a private address is refused', async () => {
     const pub = `http://public.test:${site.port}`;
     // The hook lets the "public" host through: a same-host redirect works.
-    const ok = await api('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent('/about')}` });
+    const ok = await api('POST', '/test/guarded-scrape', {
+      url: `${pub}/redirect/to?url=${encodeURIComponent('/about')}`,
+    });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.json.data.metadata.url, `${pub}/about`);
     assert.ok(ok.json.data.markdown.startsWith('# About the Gleaner Gazette'));
@@ -746,9 +875,15 @@ describe('SSRF', () => {
 
     // Private targets on loopback only (127.0.0.1, localhost by name, 127.0.0.2), so that a broken
     // guard could still not send traffic off the machine.
-    for (const target of [site.url('/articles/2'), `${site.hostOrigin('localhost')}/articles/2`, `http://127.0.0.2:${site.port}/articles/2`]) {
+    for (const target of [
+      site.url('/articles/2'),
+      `${site.hostOrigin('localhost')}/articles/2`,
+      `http://127.0.0.2:${site.port}/articles/2`,
+    ]) {
       const before = site.requests.length;
-      const res = await api('POST', '/test/guarded-scrape', { url: `${pub}/redirect/to?url=${encodeURIComponent(target)}` });
+      const res = await api('POST', '/test/guarded-scrape', {
+        url: `${pub}/redirect/to?url=${encodeURIComponent(target)}`,
+      });
       assertError(res, 403, 'SCRAPE_BLOCKED_URL');
       assert.equal(site.requests.length, before + 1, `only the redirecting hop reached the fixture (${target})`);
       assert.equal(site.requests.at(-1)!.path.split('?')[0], '/redirect/to');
@@ -836,7 +971,14 @@ for (const store of storeKinds) {
       const url = freshUrl();
       assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'miss');
       assert.equal((await api.scrape({ url, mobile: true })).json.data.metadata.cacheState, 'miss');
-      assert.match(String(site.requests.filter((r) => r.path === new URL(url).pathname + new URL(url).search).at(-1)!.headers['user-agent']), /Mobile|Android/);
+      assert.match(
+        String(
+          site.requests.filter((r) => r.path === new URL(url).pathname + new URL(url).search).at(-1)!.headers[
+            'user-agent'
+          ],
+        ),
+        /Mobile|Android/,
+      );
       assert.equal((await api.scrape({ url, mobile: true })).json.data.metadata.cacheState, 'hit');
       assert.equal((await api.scrape({ url })).json.data.metadata.cacheState, 'hit');
       assert.equal(hits(url), 2);
@@ -879,7 +1021,11 @@ for (const store of storeKinds) {
       assertError(await api.scrape({ url, minAge: 1, maxAge: 86_400_000 }), 404, 'SCRAPE_NO_CACHED_DATA');
       assert.equal(hits(url), 1);
       const refreshed = await api.scrape({ url });
-      assert.equal(refreshed.json.data.metadata.cacheState, 'miss', 'older than the default maxAge (2 days): fetched again');
+      assert.equal(
+        refreshed.json.data.metadata.cacheState,
+        'miss',
+        'older than the default maxAge (2 days): fetched again',
+      );
       assert.equal(hits(url), 2);
     });
 
@@ -904,9 +1050,10 @@ for (const store of storeKinds) {
       assert.equal(await api.creditsUsed(), used + 5, 'a lockdown hit costs 5 credits');
       assert.equal(hits(url), 1, 'lockdown never contacts the target');
       await svc.settled();
-      const { rows } = await svc.db.query<{ credits: number; target: string | null }>('SELECT credits, target FROM jobs WHERE id = $1', [
-        locked.json.data.metadata.scrapeId,
-      ]);
+      const { rows } = await svc.db.query<{ credits: number; target: string | null }>(
+        'SELECT credits, target FROM jobs WHERE id = $1',
+        [locked.json.data.metadata.scrapeId],
+      );
       assert.deepEqual(rows[0], { credits: 5, target: null });
       // Lockdown is treated as zero data retention: the document is not kept either.
       assertError(await api.getScrape(locked.json.data.metadata.scrapeId), 404, 'SCRAPE_NOT_FOUND');
@@ -914,7 +1061,11 @@ for (const store of storeKinds) {
 
       const activity = await api.activity('?endpoint=scrape&limit=100');
       const targets = activity.json.data.map((e: { target: string | null }) => e.target);
-      assert.equal(targets.filter((t: string | null) => t === url).length, 1, 'only the regular scrape recorded the URL');
+      assert.equal(
+        targets.filter((t: string | null) => t === url).length,
+        1,
+        'only the regular scrape recorded the URL',
+      );
     });
 
     test('zeroDataRetention: nothing stored, neither the document nor the page, nor the URL', async () => {

@@ -9,11 +9,18 @@ import { HttpEngine, type HttpEngineOptions } from '../../src/scrape/engines/htt
 export async function loopbackResolver(hostname: string): Promise<{ address: string; family: number }[]> {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }];
-  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests resolve loopback names only)`), { code: 'ENOTFOUND' });
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests resolve loopback names only)`), {
+    code: 'ENOTFOUND',
+  });
 }
 
 export function loopbackEngine(opts: Partial<HttpEngineOptions> = {}): HttpEngine {
-  return new HttpEngine({ allowPrivateNetwork: true, maxBytes: 10 * 1024 * 1024, ssrf: { resolver: loopbackResolver }, ...opts });
+  return new HttpEngine({
+    allowPrivateNetwork: true,
+    maxBytes: 10 * 1024 * 1024,
+    ssrf: { resolver: loopbackResolver },
+    ...opts,
+  });
 }
 
 export interface Scripted {

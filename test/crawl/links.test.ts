@@ -24,11 +24,18 @@ test('title, description, canonical and links resolved against <base href>', () 
   assert.equal(p.description, 'A page');
   assert.equal(p.canonical, 'https://cdn.example.com/canonical');
   assert.equal(p.nofollow, true);
-  assert.deepEqual(p.links, ['https://cdn.example.com/base/rel', 'https://cdn.example.com/abs?a=1&b=2', 'https://other.org/x']);
+  assert.deepEqual(p.links, [
+    'https://cdn.example.com/base/rel',
+    'https://cdn.example.com/abs?a=1&b=2',
+    'https://other.org/x',
+  ]);
 });
 
 test('title falls back to og:title, then the first h1; description to og:description', () => {
-  const og = extractPageLinks('<meta property="og:title" content="OG"><meta property="og:description" content="OG desc"><h1>H</h1>', 'https://x.test/');
+  const og = extractPageLinks(
+    '<meta property="og:title" content="OG"><meta property="og:description" content="OG desc"><h1>H</h1>',
+    'https://x.test/',
+  );
   assert.equal(og.title, 'OG');
   assert.equal(og.description, 'OG desc');
   const h1 = extractPageLinks('<body><h1> The <em>heading</em> </h1></body>', 'https://x.test/');
@@ -38,7 +45,9 @@ test('title falls back to og:title, then the first h1; description to og:descrip
 });
 
 test('ignoreQueryParameters drops link queries', () => {
-  const p = extractPageLinks('<a href="/p?x=1">1</a><a href="/p?x=2">2</a>', 'https://x.test/', { ignoreQueryParameters: true });
+  const p = extractPageLinks('<a href="/p?x=1">1</a><a href="/p?x=2">2</a>', 'https://x.test/', {
+    ignoreQueryParameters: true,
+  });
   assert.deepEqual(p.links, ['https://x.test/p']);
 });
 
@@ -55,7 +64,15 @@ test("the fixture's home page: every http(s) link once, nothing else", async () 
   assert.equal(p.description, homeText.intro);
   assert.equal(p.nofollow, false);
   const paths = new Set(p.links.filter((l) => l.startsWith(site.origin)).map((l) => l.slice(site.origin.length)));
-  for (const path of ['/', '/articles/1', '/articles/2', '/articles/3', '/blog/', '/private/secret', '/products/widget?color=blue&size=m']) {
+  for (const path of [
+    '/',
+    '/articles/1',
+    '/articles/2',
+    '/articles/3',
+    '/blog/',
+    '/private/secret',
+    '/products/widget?color=blue&size=m',
+  ]) {
     assert.ok(paths.has(path), path);
   }
   assert.ok(p.links.includes('https://example.com/'));

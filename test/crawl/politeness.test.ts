@@ -49,17 +49,36 @@ for (const store of storeKinds) {
     });
 
     const make = (o: Partial<PolitenessOptions> = {}) =>
-      new Politeness({ db, robots: robotsStub({}), hostMaxConcurrency: 8, hostMinIntervalMs: 0, maxCrawlDelaySeconds: 60, ...o });
+      new Politeness({
+        db,
+        robots: robotsStub({}),
+        hostMaxConcurrency: 8,
+        hostMinIntervalMs: 0,
+        maxCrawlDelaySeconds: 60,
+        ...o,
+      });
 
     test('interval: max(host minimum, Crawl-delay of the agent), capped; robots off or cap 0 ignore Crawl-delay', async () => {
       const robots = robotsStub({ 'a.test': 2, 'b.test': 0.25, 'c.test': 120 });
       const p = make({ robots, hostMinIntervalMs: 500 });
       assert.equal(await p.intervalMs('http://a.test/x', { robots: true }), 2000);
       assert.equal(await p.intervalMs('http://b.test/x', { robots: true }), 500);
-      assert.equal(await p.intervalMs('http://c.test/x', { robots: true }), 60_000, 'capped at GLEANER_MAX_CRAWL_DELAY');
-      assert.equal(await p.intervalMs('http://a.test/x', { robots: true, userAgent: 'Other' }), 7000, "the crawl's robotsUserAgent group");
+      assert.equal(
+        await p.intervalMs('http://c.test/x', { robots: true }),
+        60_000,
+        'capped at GLEANER_MAX_CRAWL_DELAY',
+      );
+      assert.equal(
+        await p.intervalMs('http://a.test/x', { robots: true, userAgent: 'Other' }),
+        7000,
+        "the crawl's robotsUserAgent group",
+      );
       assert.equal(await p.intervalMs('http://a.test/x', { robots: false }), 500, 'ignoreRobotsTxt');
-      assert.equal(await make({ robots, maxCrawlDelaySeconds: 0 }).intervalMs('http://a.test/x', { robots: true }), 0, 'cap 0: Crawl-delay off');
+      assert.equal(
+        await make({ robots, maxCrawlDelaySeconds: 0 }).intervalMs('http://a.test/x', { robots: true }),
+        0,
+        'cap 0: Crawl-delay off',
+      );
       assert.equal(await make({ robots }).intervalMs('http://none.test/x', { robots: true }), 0);
     });
 
@@ -119,7 +138,12 @@ for (const store of storeKinds) {
       again.release();
       // A run that comes too late for its reservation reserves again (a later one).
       await sleep(1200);
-      const late = await p.take({ url: `http://${h}/3`, robots: false, slot: new Date(Date.now() - 1000).toISOString(), signal: never });
+      const late = await p.take({
+        url: `http://${h}/3`,
+        robots: false,
+        slot: new Date(Date.now() - 1000).toISOString(),
+        signal: never,
+      });
       isLater(late);
       assert.ok(Date.parse(late.slot!) >= Date.parse(third.slot!) + 999);
     });
@@ -134,10 +158,15 @@ for (const store of storeKinds) {
       const third = await p.take({ url: `http://${h}/3`, robots: false, signal: never });
       isLater(third);
       assert.equal(third.slot, undefined, 'not reserved');
-      const { rows } = await db.query<{ next: Date }>('SELECT next_at AS next FROM host_politeness WHERE host = $1', [h.toLowerCase()]);
+      const { rows } = await db.query<{ next: Date }>('SELECT next_at AS next FROM host_politeness WHERE host = $1', [
+        h.toLowerCase(),
+      ]);
       const next = new Date(rows[0].next).getTime();
       assert.equal(next, Date.parse(second.slot) + 1000, 'the unreserved page moved nothing');
-      assert.ok(third.startAfter.getTime() >= next - 1500 && third.startAfter.getTime() <= next, 'due within the next horizon');
+      assert.ok(
+        third.startAfter.getTime() >= next - 1500 && third.startAfter.getTime() <= next,
+        'due within the next horizon',
+      );
     });
 
     test('without an interval no row is written', async () => {
@@ -185,7 +214,9 @@ for (const store of storeKinds) {
       assert.equal(p.running(h), 0);
       // Cap 0: no cap.
       const free = make({ hostMaxConcurrency: 0 });
-      const turns = await Promise.all(Array.from({ length: 20 }, () => free.take({ url, robots: false, signal: never })));
+      const turns = await Promise.all(
+        Array.from({ length: 20 }, () => free.take({ url, robots: false, signal: never })),
+      );
       assert.ok(turns.every((t) => t.go && !t.waited));
       for (const t of turns) if (t.go) t.release();
     });

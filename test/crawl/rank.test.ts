@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { rankByRelevance, scoreLink, tokenize } from '../../src/crawl/rank.ts';
 
-const order = (items: { url: string; title?: string; description?: string }[], term: string) => rankByRelevance(items, term).map((r) => r.item.url);
+const order = (items: { url: string; title?: string; description?: string }[], term: string) =>
+  rankByRelevance(items, term).map((r) => r.item.url);
 
 test('tokenize: lower-case words of letters and digits, unicode-aware', () => {
   assert.deepEqual(tokenize('Getting-Started_guide/v2 Café'), ['getting', 'started', 'guide', 'v2', 'café']);
@@ -31,7 +32,10 @@ test('exact word matches rank before partial ones, then by score, then discovery
 
 test('non-matching links are kept after the matches, in their original order', () => {
   const items = ['/a', '/b', '/docs', '/c'].map((p) => ({ url: `https://x.test${p}` }));
-  assert.deepEqual(order(items, 'docs'), ['/docs', '/a', '/b', '/c'].map((p) => `https://x.test${p}`));
+  assert.deepEqual(
+    order(items, 'docs'),
+    ['/docs', '/a', '/b', '/c'].map((p) => `https://x.test${p}`),
+  );
 });
 
 test('more term words matched exactly rank higher; a phrase match adds to the score', () => {
@@ -40,7 +44,11 @@ test('more term words matched exactly rank higher; a phrase match adds to the sc
     { url: 'https://x.test/guide', title: 'Started getting' },
     { url: 'https://x.test/docs/getting-started' },
   ];
-  assert.deepEqual(order(items, 'Getting Started'), ['https://x.test/docs/getting-started', 'https://x.test/guide', 'https://x.test/started']);
+  assert.deepEqual(order(items, 'Getting Started'), [
+    'https://x.test/docs/getting-started',
+    'https://x.test/guide',
+    'https://x.test/started',
+  ]);
   const phrase = scoreLink({ url: 'https://x.test/docs/getting-started' }, ['getting', 'started']);
   const noPhrase = scoreLink({ url: 'https://x.test/started/getting' }, ['getting', 'started']);
   assert.equal(phrase.exact, 2);
@@ -48,9 +56,18 @@ test('more term words matched exactly rank higher; a phrase match adds to the sc
 });
 
 test('subdomain labels and query words count as URL words; percent-escapes are decoded', () => {
-  assert.equal(order([{ url: 'https://x.test/a' }, { url: 'https://blog.x.test/a' }], 'blog')[0], 'https://blog.x.test/a');
-  assert.equal(order([{ url: 'https://x.test/a' }, { url: 'https://x.test/a?tag=news' }], 'news')[0], 'https://x.test/a?tag=news');
-  assert.equal(order([{ url: 'https://x.test/a' }, { url: 'https://x.test/caf%C3%A9' }], 'café')[0], 'https://x.test/caf%C3%A9');
+  assert.equal(
+    order([{ url: 'https://x.test/a' }, { url: 'https://blog.x.test/a' }], 'blog')[0],
+    'https://blog.x.test/a',
+  );
+  assert.equal(
+    order([{ url: 'https://x.test/a' }, { url: 'https://x.test/a?tag=news' }], 'news')[0],
+    'https://x.test/a?tag=news',
+  );
+  assert.equal(
+    order([{ url: 'https://x.test/a' }, { url: 'https://x.test/caf%C3%A9' }], 'café')[0],
+    'https://x.test/caf%C3%A9',
+  );
   assert.equal(scoreLink({ url: 'https://www.x.test/' }, ['www']).score, 0, 'www is not a word of the site');
 });
 

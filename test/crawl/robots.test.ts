@@ -42,7 +42,11 @@ describe('parseRobotsTxt', () => {
 
   test('wildcards and $ anchors', () => {
     assert.equal(r.isAllowed('https://example.com/files/report.pdf', other), false);
-    assert.equal(r.isAllowed('https://example.com/files/report.pdf?x=1', other), true, '$ anchors at the end of path+query');
+    assert.equal(
+      r.isAllowed('https://example.com/files/report.pdf?x=1', other),
+      true,
+      '$ anchors at the end of path+query',
+    );
     assert.equal(r.isAllowed('https://example.com/search?page=1&q=x', other), false);
     assert.equal(r.isAllowed('https://example.com/search?page=1', other), true);
     assert.equal(r.isAllowed('https://example.com/tmp', other), false);
@@ -86,7 +90,8 @@ describe('RobotsCache on the fixture site', () => {
   });
   after(() => site.close());
 
-  const robotsFetches = (host = '127.0.0.1') => site.requests.filter((r) => r.path === '/robots.txt' && r.host === host).length;
+  const robotsFetches = (host = '127.0.0.1') =>
+    site.requests.filter((r) => r.path === '/robots.txt' && r.host === host).length;
 
   test('fetched once per origin, also under concurrent use', async () => {
     const cache = new RobotsCache({ http: loopbackEngine() });
@@ -157,8 +162,10 @@ describe('RobotsCache: how answers map to rules', () => {
   let server: Awaited<ReturnType<typeof scriptedServer>>;
   before(async () => {
     server = await scriptedServer((req, res) => {
-      if (req.url === '/robots.txt' && status === 301) return void res.writeHead(301, { location: '/real-robots.txt' }).end();
-      if (req.url === '/real-robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /moved\n');
+      if (req.url === '/robots.txt' && status === 301)
+        return void res.writeHead(301, { location: '/real-robots.txt' }).end();
+      if (req.url === '/real-robots.txt')
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /moved\n');
       res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
     });
   });

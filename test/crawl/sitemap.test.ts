@@ -6,7 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { RobotsCache } from '../../src/crawl/robots.ts';
 import { SitemapReader, parseSitemap } from '../../src/crawl/sitemap.ts';
-import { type FixtureSite, articles, blogPaths, sitemapArticlePaths, sitemapPagePaths, startFixtureSite } from '../fixtures/site/index.ts';
+import {
+  type FixtureSite,
+  articles,
+  blogPaths,
+  sitemapArticlePaths,
+  sitemapPagePaths,
+  startFixtureSite,
+} from '../fixtures/site/index.ts';
 import { loopbackEngine, scriptedServer } from './helpers.ts';
 
 const urlset = (locs: string[], extra = '') =>
@@ -66,16 +73,24 @@ describe('parseSitemap', () => {
     );
     assert.equal(p.kind, 'sitemapindex');
     assert.deepEqual(p.entries, []);
-    assert.deepEqual(p.sitemaps, [{ url: 'https://example.com/s1.xml', lastmod: '2024-03-01' }, { url: 'https://example.com/s2.xml.gz' }]);
+    assert.deepEqual(p.sitemaps, [
+      { url: 'https://example.com/s1.xml', lastmod: '2024-03-01' },
+      { url: 'https://example.com/s2.xml.gz' },
+    ]);
   });
 
   test('RSS and Atom feeds give their item links', async () => {
     const rss = await parseSitemap(
-      Buffer.from('<rss version="2.0"><channel><link>https://example.com/</link><item><title>A</title><link>https://example.com/post-a</link></item><item><link>https://example.com/post-b</link></item></channel></rss>'),
+      Buffer.from(
+        '<rss version="2.0"><channel><link>https://example.com/</link><item><title>A</title><link>https://example.com/post-a</link></item><item><link>https://example.com/post-b</link></item></channel></rss>',
+      ),
       { baseUrl: base },
     );
     assert.equal(rss.kind, 'rss');
-    assert.deepEqual(rss.entries.map((e) => e.url), ['https://example.com/post-a', 'https://example.com/post-b']);
+    assert.deepEqual(
+      rss.entries.map((e) => e.url),
+      ['https://example.com/post-a', 'https://example.com/post-b'],
+    );
     const atom = await parseSitemap(
       Buffer.from(
         '<feed xmlns="http://www.w3.org/2005/Atom"><link href="https://example.com/"/><entry><link rel="self" href="https://example.com/self"/><link href="https://example.com/e1"/><updated>2024-05-06T00:00:00Z</updated></entry></feed>',
@@ -87,16 +102,29 @@ describe('parseSitemap', () => {
   });
 
   test('plain-text sitemaps: one URL per line, anything else skipped', async () => {
-    const p = await parseSitemap(Buffer.from('\uFEFFhttps://example.com/one\r\n\n# not a url\nhttps://example.com/two\nftp://example.com/x\nhttps://example.com/three'), {
-      baseUrl: base,
-    });
+    const p = await parseSitemap(
+      Buffer.from(
+        '\uFEFFhttps://example.com/one\r\n\n# not a url\nhttps://example.com/two\nftp://example.com/x\nhttps://example.com/three',
+      ),
+      {
+        baseUrl: base,
+      },
+    );
     assert.equal(p.kind, 'text');
-    assert.deepEqual(p.entries.map((e) => e.url), ['https://example.com/one', 'https://example.com/two', 'https://example.com/three']);
+    assert.deepEqual(
+      p.entries.map((e) => e.url),
+      ['https://example.com/one', 'https://example.com/two', 'https://example.com/three'],
+    );
   });
 
   test('gzip is recognised by its magic bytes, for XML and text alike', async () => {
-    const xml = await parseSitemap(gzipSync(urlset(['https://example.com/z1', 'https://example.com/z2'])), { baseUrl: base });
-    assert.deepEqual(xml.entries.map((e) => e.url), ['https://example.com/z1', 'https://example.com/z2']);
+    const xml = await parseSitemap(gzipSync(urlset(['https://example.com/z1', 'https://example.com/z2'])), {
+      baseUrl: base,
+    });
+    assert.deepEqual(
+      xml.entries.map((e) => e.url),
+      ['https://example.com/z1', 'https://example.com/z2'],
+    );
     const text = await parseSitemap(gzipSync('https://example.com/t1\nhttps://example.com/t2\n'), { baseUrl: base });
     assert.equal(text.kind, 'text');
     assert.equal(text.entries.length, 2);
@@ -116,17 +144,29 @@ describe('parseSitemap', () => {
     const capped = await parseSitemap(Buffer.from(urlset(locs)), { baseUrl: base, maxUrls: 10 });
     assert.equal(capped.entries.length, 10);
     assert.equal(capped.truncated, true);
-    const filtered = await parseSitemap(Buffer.from(urlset(locs)), { baseUrl: base, maxUrls: 10, accept: (u) => u.startsWith('https://example.com/') });
-    assert.deepEqual(filtered.entries.map((e) => e.url), locs.filter((l) => l.startsWith('https://example.com/')).slice(0, 10));
+    const filtered = await parseSitemap(Buffer.from(urlset(locs)), {
+      baseUrl: base,
+      maxUrls: 10,
+      accept: (u) => u.startsWith('https://example.com/'),
+    });
+    assert.deepEqual(
+      filtered.entries.map((e) => e.url),
+      locs.filter((l) => l.startsWith('https://example.com/')).slice(0, 10),
+    );
     const bytes = await parseSitemap(Buffer.from(urlset(locs)), { baseUrl: base, maxBytes: 1000 });
     assert.equal(bytes.truncated, true);
     assert.ok(bytes.entries.length > 0 && bytes.entries.length < 30, String(bytes.entries.length));
   });
 
   test('an HTML page (a soft 404) lists nothing', async () => {
-    const p = await parseSitemap(Buffer.from('<!DOCTYPE html><html><body><a href="https://example.com/x">x</a><url><loc>https://example.com/y</loc></url></body></html>'), {
-      baseUrl: base,
-    });
+    const p = await parseSitemap(
+      Buffer.from(
+        '<!DOCTYPE html><html><body><a href="https://example.com/x">x</a><url><loc>https://example.com/y</loc></url></body></html>',
+      ),
+      {
+        baseUrl: base,
+      },
+    );
     assert.equal(p.kind, 'unknown');
     assert.deepEqual(p.entries, []);
   });
@@ -156,7 +196,8 @@ describe('SitemapReader on the fixture site', () => {
       [...sitemapPagePaths, ...sitemapArticlePaths].map((p) => site.url(p)),
     );
     for (const e of result.entries.slice(0, sitemapPagePaths.length)) assert.equal(e.lastmod, '2024-03-01');
-    for (const [i, a] of articles.entries()) assert.equal(result.entries[sitemapPagePaths.length + i].lastmod, a.modified.slice(0, 10));
+    for (const [i, a] of articles.entries())
+      assert.equal(result.entries[sitemapPagePaths.length + i].lastmod, a.modified.slice(0, 10));
     assert.equal(result.truncated, false);
     assert.deepEqual(
       result.files.map((f) => [new URL(f.url).pathname, f.depth, f.kind, f.urls]),
@@ -167,19 +208,26 @@ describe('SitemapReader on the fixture site', () => {
       ],
     );
     const paths = site.requests.slice(before).map((r) => r.path);
-    for (const p of ['/sitemap_index.xml', '/sitemap-pages.xml', '/sitemap-articles.xml.gz']) assert.equal(paths.filter((x) => x === p).length, 1, p);
+    for (const p of ['/sitemap_index.xml', '/sitemap-pages.xml', '/sitemap-articles.xml.gz'])
+      assert.equal(paths.filter((x) => x === p).length, 1, p);
     assert.ok(!paths.includes('/sitemap.xml'), 'fallbacks are not needed when robots.txt names a sitemap');
   });
 
   test('the blog subdomain has its own robots.txt and sitemap', async () => {
     const blog = site.hostOrigin('blog');
     const result = await reader().readSite(`${blog}/`);
-    assert.deepEqual(result.entries.map((e) => e.url), blogPaths.map((p) => `${blog}${p}`));
+    assert.deepEqual(
+      result.entries.map((e) => e.url),
+      blogPaths.map((p) => `${blog}${p}`),
+    );
   });
 
   test('caps: maxUrls and maxFiles cut the read and say so', async () => {
     const few = await reader().readSite(site.origin, { maxUrls: 4 });
-    assert.deepEqual(few.entries.map((e) => e.url), sitemapPagePaths.slice(0, 4).map((p) => site.url(p)));
+    assert.deepEqual(
+      few.entries.map((e) => e.url),
+      sitemapPagePaths.slice(0, 4).map((p) => site.url(p)),
+    );
     assert.equal(few.truncated, true);
     const oneFile = await reader().readSite(site.origin, { maxFiles: 2 });
     assert.equal(oneFile.files.length, 2);
@@ -188,14 +236,22 @@ describe('SitemapReader on the fixture site', () => {
   });
 
   test('accept filters entries (e.g. to one host)', async () => {
-    const result = await reader().readSite(site.origin, { accept: (u) => new URL(u).pathname.startsWith('/articles/') });
-    assert.deepEqual(result.entries.map((e) => new URL(e.url).pathname), sitemapArticlePaths);
+    const result = await reader().readSite(site.origin, {
+      accept: (u) => new URL(u).pathname.startsWith('/articles/'),
+    });
+    assert.deepEqual(
+      result.entries.map((e) => new URL(e.url).pathname),
+      sitemapArticlePaths,
+    );
   });
 
   test('an SSRF-blocked site: discovery throws SCRAPE_BLOCKED_URL and nothing is requested', async () => {
     const strict = loopbackEngine({ allowPrivateNetwork: false });
     const before = site.requests.length;
-    await assert.rejects(new SitemapReader({ http: strict, robots: new RobotsCache({ http: strict }) }).readSite(site.origin), { code: 'SCRAPE_BLOCKED_URL' });
+    await assert.rejects(
+      new SitemapReader({ http: strict, robots: new RobotsCache({ http: strict }) }).readSite(site.origin),
+      { code: 'SCRAPE_BLOCKED_URL' },
+    );
     assert.equal(site.requests.length, before);
   });
 });
@@ -207,13 +263,17 @@ describe('SitemapReader on scripted sites', () => {
 
   test('no robots.txt: /sitemap.xml and /sitemap_index.xml are tried', async () => {
     const s = await scriptedServer((req, res) => {
-      if (req.url === '/sitemap.xml') return void res.writeHead(200, { 'content-type': 'text/xml' }).end(urlset(['/a', '/b']));
+      if (req.url === '/sitemap.xml')
+        return void res.writeHead(200, { 'content-type': 'text/xml' }).end(urlset(['/a', '/b']));
       res.writeHead(404).end();
     });
     try {
       assert.deepEqual(await reader().discover(s.origin), [`${s.origin}/sitemap.xml`, `${s.origin}/sitemap_index.xml`]);
       const result = await reader().readSite(s.origin);
-      assert.deepEqual(result.entries.map((e) => e.url), [`${s.origin}/a`, `${s.origin}/b`]);
+      assert.deepEqual(
+        result.entries.map((e) => e.url),
+        [`${s.origin}/a`, `${s.origin}/b`],
+      );
       assert.equal(result.files[1].status, 404);
       assert.match(result.files[1].error ?? '', /404/);
     } finally {
@@ -232,7 +292,10 @@ describe('SitemapReader on scripted sites', () => {
     });
     try {
       const result = await reader().readSite(s.origin);
-      assert.deepEqual(result.entries.map((e) => e.url), [`${s.origin}/p1`]);
+      assert.deepEqual(
+        result.entries.map((e) => e.url),
+        [`${s.origin}/p1`],
+      );
       const paths = s.hits.map((h) => h.path).filter((p) => p !== '/robots.txt');
       assert.deepEqual(paths.sort(), ['/a.xml', '/b.xml', '/pages.xml']);
     } finally {
@@ -252,9 +315,15 @@ describe('SitemapReader on scripted sites', () => {
       const shallow = await reader().read([`${s.origin}/i0.xml`], { maxDepth: 2 });
       assert.deepEqual(shallow.entries, []);
       assert.equal(shallow.truncated, true);
-      assert.deepEqual(shallow.files.map((f) => new URL(f.url).pathname), ['/i0.xml', '/i1.xml', '/i2.xml']);
+      assert.deepEqual(
+        shallow.files.map((f) => new URL(f.url).pathname),
+        ['/i0.xml', '/i1.xml', '/i2.xml'],
+      );
       const deep = await reader().read([`${s.origin}/i0.xml`], { maxDepth: 6 });
-      assert.deepEqual(deep.entries.map((e) => e.url), [`${s.origin}/deep`]);
+      assert.deepEqual(
+        deep.entries.map((e) => e.url),
+        [`${s.origin}/deep`],
+      );
     } finally {
       await s.close();
     }
@@ -263,14 +332,22 @@ describe('SitemapReader on scripted sites', () => {
   test('gzipped and plain-text sitemaps whatever their content type', async () => {
     const s = await scriptedServer((req, res) => {
       if (req.url === '/robots.txt') return void res.writeHead(200).end('Sitemap: /s.txt\nSitemap: /s.bin\n');
-      if (req.url === '/s.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('/not-absolute\nhttp://127.0.0.1/t1\n');
-      if (req.url === '/s.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(gzipSync(urlset(['/g1'])));
+      if (req.url === '/s.txt')
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end('/not-absolute\nhttp://127.0.0.1/t1\n');
+      if (req.url === '/s.bin')
+        return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(gzipSync(urlset(['/g1'])));
       res.writeHead(404).end();
     });
     try {
       const result = await reader().readSite(s.origin);
-      assert.deepEqual(result.entries.map((e) => e.url), ['http://127.0.0.1/t1', `${s.origin}/g1`]);
-      assert.deepEqual(result.files.map((f) => f.kind), ['text', 'urlset']);
+      assert.deepEqual(
+        result.entries.map((e) => e.url),
+        ['http://127.0.0.1/t1', `${s.origin}/g1`],
+      );
+      assert.deepEqual(
+        result.files.map((f) => f.kind),
+        ['text', 'urlset'],
+      );
     } finally {
       await s.close();
     }
@@ -284,9 +361,14 @@ describe('SitemapReader on scripted sites', () => {
     });
     try {
       const started = Date.now();
-      const result = await reader().read([`${s.origin}/fast.xml`, `${s.origin}/slow.xml`], { signal: AbortSignal.timeout(300) });
+      const result = await reader().read([`${s.origin}/fast.xml`, `${s.origin}/slow.xml`], {
+        signal: AbortSignal.timeout(300),
+      });
       assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms`);
-      assert.deepEqual(result.entries.map((e) => e.url), [`${s.origin}/f`]);
+      assert.deepEqual(
+        result.entries.map((e) => e.url),
+        [`${s.origin}/f`],
+      );
       assert.match(result.files[1].error ?? '', /timed out|abort/i);
     } finally {
       await s.close();
@@ -295,7 +377,8 @@ describe('SitemapReader on scripted sites', () => {
 
   test('many files: maxFiles bounds the fetches', async () => {
     const s = await scriptedServer((req, res) => {
-      if (req.url === '/index.xml') return void res.writeHead(200).end(index(Array.from({ length: 20 }, (_, i) => `/part-${i}.xml`)));
+      if (req.url === '/index.xml')
+        return void res.writeHead(200).end(index(Array.from({ length: 20 }, (_, i) => `/part-${i}.xml`)));
       const m = /^\/part-(\d+)\.xml$/.exec(req.url ?? '');
       if (m) return void res.writeHead(200).end(urlset([`/page-${m[1]}`]));
       res.writeHead(404).end();
@@ -303,7 +386,10 @@ describe('SitemapReader on scripted sites', () => {
     try {
       const result = await reader().read([`${s.origin}/index.xml`], { maxFiles: 5 });
       assert.equal(s.hits.length, 5);
-      assert.deepEqual(result.entries.map((e) => new URL(e.url).pathname), ['/page-0', '/page-1', '/page-2', '/page-3']);
+      assert.deepEqual(
+        result.entries.map((e) => new URL(e.url).pathname),
+        ['/page-0', '/page-1', '/page-2', '/page-3'],
+      );
       assert.equal(result.truncated, true);
     } finally {
       await s.close();

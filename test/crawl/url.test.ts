@@ -1,7 +1,16 @@
 // URL normal form, dedup keys, site relations and crawl/map scope (src/crawl/url.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { UrlScope, compilePatterns, hostRelation, isSubdomainOf, looksLikePage, registrableDomain, sameHost, sameSite } from '../../src/crawl/url.ts';
+import {
+  UrlScope,
+  compilePatterns,
+  hostRelation,
+  isSubdomainOf,
+  looksLikePage,
+  registrableDomain,
+  sameHost,
+  sameSite,
+} from '../../src/crawl/url.ts';
 import { ApiError } from '../../src/errors.ts';
 import { isHttpUrl, normalizeUrl, resolveLink, urlKey } from '../../src/net/url-key.ts';
 
@@ -29,7 +38,10 @@ describe('normalizeUrl', () => {
   });
 
   test('ignoreQueryParameters drops the whole query', () => {
-    assert.equal(normalizeUrl('https://example.com/p?b=2&a=1#x', { ignoreQueryParameters: true }), 'https://example.com/p');
+    assert.equal(
+      normalizeUrl('https://example.com/p?b=2&a=1#x', { ignoreQueryParameters: true }),
+      'https://example.com/p',
+    );
   });
 
   test('keeps the trailing slash as written (it can matter to the server)', () => {
@@ -38,7 +50,15 @@ describe('normalizeUrl', () => {
   });
 
   test('non-http(s) and unparsable input gives undefined', () => {
-    for (const u of ['mailto:a@b.c', 'javascript:void(0)', 'tel:+1555', 'ftp://example.com/x', 'data:text/plain,hi', 'not a url', '']) {
+    for (const u of [
+      'mailto:a@b.c',
+      'javascript:void(0)',
+      'tel:+1555',
+      'ftp://example.com/x',
+      'data:text/plain,hi',
+      'not a url',
+      '',
+    ]) {
       assert.equal(normalizeUrl(u), undefined, u);
     }
     assert.equal(isHttpUrl('https://x.test/'), true);
@@ -59,7 +79,10 @@ describe('urlKey (dedup and visited sets)', () => {
     const b = urlKey('https://www.example.com/a?x=1&y=2');
     assert.equal(a, b);
     assert.notEqual(urlKey('https://example.com/a?x=1'), urlKey('https://example.com/a?x=2'));
-    assert.equal(urlKey('https://example.com/a?x=1', { ignoreQueryParameters: true }), urlKey('https://example.com/a?x=2', { ignoreQueryParameters: true }));
+    assert.equal(
+      urlKey('https://example.com/a?x=1', { ignoreQueryParameters: true }),
+      urlKey('https://example.com/a?x=2', { ignoreQueryParameters: true }),
+    );
   });
 
   test('keeps the path case (paths are case-sensitive)', () => {
@@ -79,7 +102,8 @@ describe('resolveLink', () => {
     assert.equal(resolveLink('/a#section', base), 'https://example.com/a');
   });
   test('drops fragment-only, empty and non-http(s) links', () => {
-    for (const href of ['#top', '', '   ', 'mailto:x@y.z', 'tel:123', 'javascript:void(0)', 'data:,x']) assert.equal(resolveLink(href, base), undefined, href);
+    for (const href of ['#top', '', '   ', 'mailto:x@y.z', 'tel:123', 'javascript:void(0)', 'data:,x'])
+      assert.equal(resolveLink(href, base), undefined, href);
   });
 });
 
@@ -169,16 +193,25 @@ describe('UrlScope', () => {
     assert.equal(s.verdict('https://example.com/docs'), 'not-included');
     assert.equal(s.verdict('https://example.com/blog/draft-1'), 'excluded');
     assert.equal(s.verdict('https://example.com/blog/?page=2'), 'excluded');
-    const full = new UrlScope('https://example.com/', { includePaths: ['^https://example\\.com/blog/'], regexOnFullURL: true });
+    const full = new UrlScope('https://example.com/', {
+      includePaths: ['^https://example\\.com/blog/'],
+      regexOnFullURL: true,
+    });
     assert.ok(full.allows('https://example.com/blog/x'));
     assert.ok(!full.allows('https://example.com/docs/x'));
     const onPath = new UrlScope('https://example.com/', { includePaths: ['^https://'] });
-    assert.ok(!onPath.allows('https://example.com/blog/x'), 'without regexOnFullURL the scheme is not part of the subject');
+    assert.ok(
+      !onPath.allows('https://example.com/blog/x'),
+      'without regexOnFullURL the scheme is not part of the subject',
+    );
   });
 
   test('invalid include/exclude regexes throw 400 naming the field', () => {
     assert.throws(() => new UrlScope('https://example.com/', { includePaths: ['[a-'] }), /body\.includePaths\.0/);
-    assert.throws(() => new UrlScope('https://example.com/', { excludePaths: ['x', '*'], fieldPrefix: 'body.crawlOptions' }), /body\.crawlOptions\.excludePaths\.1/);
+    assert.throws(
+      () => new UrlScope('https://example.com/', { excludePaths: ['x', '*'], fieldPrefix: 'body.crawlOptions' }),
+      /body\.crawlOptions\.excludePaths\.1/,
+    );
   });
 
   test('restrictToStartPath keeps to the start path by whole segments', () => {
@@ -187,7 +220,9 @@ describe('UrlScope', () => {
     assert.ok(s.allows('https://example.com/docs/api'));
     assert.equal(s.verdict('https://example.com/docs-old/x'), 'outside-start-path');
     assert.equal(s.verdict('https://example.com/blog'), 'outside-start-path');
-    assert.ok(new UrlScope('https://example.com/', { restrictToStartPath: true }).allows('https://example.com/anything'));
+    assert.ok(
+      new UrlScope('https://example.com/', { restrictToStartPath: true }).allows('https://example.com/anything'),
+    );
   });
 });
 
@@ -195,7 +230,12 @@ test('looksLikePage skips known file extensions', () => {
   assert.ok(looksLikePage('https://example.com/about'));
   assert.ok(looksLikePage('https://example.com/page.html'));
   assert.ok(looksLikePage('https://example.com/v1.2'));
-  for (const u of ['https://example.com/a.pdf', 'https://example.com/logo.PNG', 'https://example.com/s.css?v=1', 'https://example.com/x.zip']) {
+  for (const u of [
+    'https://example.com/a.pdf',
+    'https://example.com/logo.PNG',
+    'https://example.com/s.css?v=1',
+    'https://example.com/x.zip',
+  ]) {
     assert.ok(!looksLikePage(u), u);
   }
 });

@@ -74,7 +74,13 @@ import { detectDocumentKind } from '../../src/documents/detect.ts';
 const dir = new URL('./expected/', import.meta.url);
 const update = process.env.GLEANER_UPDATE_EXPECTED === '1';
 
-const corpus: { name: string; kind: DocumentKind; bytes: () => Uint8Array | Promise<Uint8Array>; numPages: number; fileName: string }[] = [
+const corpus: {
+  name: string;
+  kind: DocumentKind;
+  bytes: () => Uint8Array | Promise<Uint8Array>;
+  numPages: number;
+  fileName: string;
+}[] = [
   { name: 'report-docx', kind: 'docx', bytes: buildDocx, numPages: 1, fileName: 'report.docx' },
   { name: 'rich-docx', kind: 'docx', bytes: buildRichDocx, numPages: 1, fileName: 'guide.docx' },
   { name: 'document-odt', kind: 'odt', bytes: buildOdt, numPages: 1, fileName: 'document.odt' },
@@ -94,7 +100,11 @@ const corpus: { name: string; kind: DocumentKind; bytes: () => Uint8Array | Prom
   {
     name: 'semicolon-csv',
     kind: 'csv',
-    bytes: () => Buffer.from('\ufeffName;City;Comment\r\nAda;"London; UK";"Said ""hi""\r\nthen left"\r\nGrace;Arlington;a|b\r\n;;\r\n', 'utf8'),
+    bytes: () =>
+      Buffer.from(
+        '\ufeffName;City;Comment\r\nAda;"London; UK";"Said ""hi""\r\nthen left"\r\nGrace;Arlington;a|b\r\n;;\r\n',
+        'utf8',
+      ),
     numPages: 1,
     fileName: 'people.csv',
   },
@@ -115,7 +125,11 @@ const corpus: { name: string; kind: DocumentKind; bytes: () => Uint8Array | Prom
   {
     name: 'utf16-text',
     kind: 'text',
-    bytes: () => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Plain text, UTF-16.\r\nSecond line: café 東京\r\n', 'utf16le')]),
+    bytes: () =>
+      Buffer.concat([
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('Plain text, UTF-16.\r\nSecond line: café 東京\r\n', 'utf16le'),
+      ]),
     numPages: 1,
     fileName: 'readme.txt',
   },
@@ -131,14 +145,18 @@ const corpus: { name: string; kind: DocumentKind; bytes: () => Uint8Array | Prom
 test('corpus: at least 25 documents across every parsed format', () => {
   assert.ok(corpus.length >= 25, `${corpus.length} documents`);
   const kinds = new Set(corpus.map((d) => d.kind));
-  for (const k of ['pdf', 'docx', 'odt', 'xlsx', 'ods', 'csv', 'pptx', 'odp', 'epub', 'text', 'markdown'] as const) assert.ok(kinds.has(k), k);
+  for (const k of ['pdf', 'docx', 'odt', 'xlsx', 'ods', 'csv', 'pptx', 'odp', 'epub', 'text', 'markdown'] as const)
+    assert.ok(kinds.has(k), k);
 });
 
 for (const doc of corpus) {
   test(`corpus: ${doc.name}`, async () => {
     const bytes = await doc.bytes();
     // Detected from content even with a wrong name and content type.
-    assert.equal(detectDocumentKind(bytes, { fileName: 'download.bin', contentType: 'application/octet-stream' }) ?? doc.kind, doc.kind);
+    assert.equal(
+      detectDocumentKind(bytes, { fileName: 'download.bin', contentType: 'application/octet-stream' }) ?? doc.kind,
+      doc.kind,
+    );
     assert.equal(detectDocumentKind(bytes, { fileName: doc.fileName }), doc.kind);
     const parsed = await parseDocument(bytes, doc.kind, { pages: true });
     assert.equal(parsed.kind, doc.kind);

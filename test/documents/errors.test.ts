@@ -27,7 +27,9 @@ test('zip bomb: 50 MB of zeros in one entry stops at a low bound, quickly', asyn
   await assert.rejects(parseDocument(bomb, 'docx', { maxUnpackedBytes: 1024 * 1024 }), code('DOCUMENT_TOO_LARGE'));
   assert.ok(performance.now() - t < 2000);
   // The default bound (200 MB over all entries) is shared: five such entries are over it.
-  const five = writeZip(Array.from({ length: 5 }, (_v, i) => ({ name: `e${i}`, data: Buffer.alloc(50 * 1024 * 1024) })));
+  const five = writeZip(
+    Array.from({ length: 5 }, (_v, i) => ({ name: `e${i}`, data: Buffer.alloc(50 * 1024 * 1024) })),
+  );
   const zip = new ZipArchive(five);
   await assert.rejects(
     (async () => {
@@ -61,18 +63,27 @@ test('encrypted: zip entry flag and Office EncryptedPackage', async () => {
 
 test('legacy and unsupported types are named', () => {
   assert.equal(detectDocumentKind(cfb('WordDocument'), { fileName: 'a.doc' }), undefined);
-  assert.throws(() => requireDocumentKind(cfb('WordDocument')), (e) => code('DOCUMENT_UNSUPPORTED')(e) && /Word 97-2003.*\.doc/.test((e as Error).message));
+  assert.throws(
+    () => requireDocumentKind(cfb('WordDocument')),
+    (e) => code('DOCUMENT_UNSUPPORTED')(e) && /Word 97-2003.*\.doc/.test((e as Error).message),
+  );
   assert.match(detectDocument(cfb('Workbook')).type, /\.xls/);
   assert.match(detectDocument(cfb('PowerPoint Document')).type, /\.ppt/);
   assert.match(detectDocument(Buffer.from('{\\rtf1\\ansi Hello}')).type, /RTF|Rich Text/);
-  assert.throws(() => requireDocumentKind(buildPng()), (e) => code('DOCUMENT_UNSUPPORTED')(e) && /PNG/.test((e as Error).message));
+  assert.throws(
+    () => requireDocumentKind(buildPng()),
+    (e) => code('DOCUMENT_UNSUPPORTED')(e) && /PNG/.test((e as Error).message),
+  );
 });
 
 test('detection: content beats a wrong extension or content type', () => {
   assert.equal(detectDocumentKind(buildDocx(), { fileName: 'x.pdf', contentType: 'application/pdf' }), 'docx');
   assert.equal(detectDocumentKind(buildReportXlsx(), { fileName: 'x.docx' }), 'xlsx');
   assert.equal(detectDocumentKind(Buffer.from('%PDF-1.4\n...'), { fileName: 'x.txt' }), 'pdf');
-  assert.equal(detectDocumentKind(Buffer.from('<!DOCTYPE html><html><body>x</body></html>'), { contentType: 'text/plain' }), 'html');
+  assert.equal(
+    detectDocumentKind(Buffer.from('<!DOCTYPE html><html><body>x</body></html>'), { contentType: 'text/plain' }),
+    'html',
+  );
   assert.equal(detectDocumentKind(Buffer.from('a\tb\n1\t2\n')), 'csv');
   assert.equal(detectDocumentKind(Buffer.from('# Title\n\nSome *text*.\n')), 'markdown');
   assert.equal(detectDocumentKind(Buffer.from('Just a sentence.\nAnother one.\n')), 'text');

@@ -23,7 +23,15 @@ async function save(doc: PDFDocument): Promise<Uint8Array> {
 }
 
 /** Draws lines top-down from baseline `y` (points from the top of the page). */
-function drawLines(page: PDFPage, font: PDFFont, size: number, x: number, yTop: number, lines: string[], leading = size * 1.3): number {
+function drawLines(
+  page: PDFPage,
+  font: PDFFont,
+  size: number,
+  x: number,
+  yTop: number,
+  lines: string[],
+  leading = size * 1.3,
+): number {
   let y = yTop;
   for (const l of lines) {
     page.drawText(l, { x, y: page.getHeight() - y, size, font });
@@ -40,13 +48,32 @@ export const article: { title: string; left: Part[]; right: Part[] } = {
   title: 'Harvesting Signals from Noisy Archives',
   left: [
     { h2: 'Introduction' },
-    { p: ['Archives of public records grow every year and', 'few teams can read them by hand. This study', 'looks at automatic extraction at scale.'] },
+    {
+      p: [
+        'Archives of public records grow every year and',
+        'few teams can read them by hand. This study',
+        'looks at automatic extraction at scale.',
+      ],
+    },
     { h3: 'Background' },
-    { p: ['Earlier systems relied on templates written for', 'each source, which broke whenever a layout', 'changed in even a small way.'] },
+    {
+      p: [
+        'Earlier systems relied on templates written for',
+        'each source, which broke whenever a layout',
+        'changed in even a small way.',
+      ],
+    },
   ],
   right: [
     { h2: 'Methods' },
-    { p: ['We sampled four thousand documents from ten', 'collections and measured how often the', 'reading order matched a careful human reading', 'of the same pages.'] },
+    {
+      p: [
+        'We sampled four thousand documents from ten',
+        'collections and measured how often the',
+        'reading order matched a careful human reading',
+        'of the same pages.',
+      ],
+    },
     { h3: 'Results' },
     { p: ['Column detection fixed most ordering errors', 'in the two column sample.'] },
   ],
@@ -186,8 +213,14 @@ export async function buildFurniturePdf(): Promise<Uint8Array> {
 }
 
 export const hyphen = {
-  lines: ['The parser keeps the opera-', 'tions of every stage in one place, and the', 'results of the Euro-', 'Asian study are kept apart.'],
-  expected: 'The parser keeps the operations of every stage in one place, and the results of the Euro-Asian study are kept apart.',
+  lines: [
+    'The parser keeps the opera-',
+    'tions of every stage in one place, and the',
+    'results of the Euro-',
+    'Asian study are kept apart.',
+  ],
+  expected:
+    'The parser keeps the operations of every stage in one place, and the results of the Euro-Asian study are kept apart.',
 };
 
 export async function buildHyphenPdf(): Promise<Uint8Array> {

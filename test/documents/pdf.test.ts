@@ -35,7 +35,8 @@ function checkSpans(doc: ParsedDocument): void {
         continue;
       }
       const slice = doc.markdown.slice(s, e);
-      if (it.type === 'heading') assert.match(slice, new RegExp(`^#{1,6} ${it.content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+      if (it.type === 'heading')
+        assert.match(slice, new RegExp(`^#{1,6} ${it.content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
       else if (it.type === 'list') assert.match(slice, /^\s*(-|\d+\.) /);
       else if (it.type === 'table') assert.ok(slice.startsWith('| '));
       if (it.type !== 'table' && !/[\\*_`[\]<&~#>|-]/.test(it.content)) {
@@ -209,7 +210,10 @@ describe('parsePdf: options', () => {
     checkSpans(marked);
     // The page markdown is the slice between the spans of its first and last items.
     const p2 = marked.blocks![1].items.filter((i) => i.type !== 'footer');
-    assert.equal(marked.markdown.slice(p2[0].markdownSpan[0], p2[p2.length - 1].markdownSpan[1]), marked.pages![1].markdown);
+    assert.equal(
+      marked.markdown.slice(p2[0].markdownSpan[0], p2[p2.length - 1].markdownSpan[1]),
+      marked.pages![1].markdown,
+    );
 
     const two = await parsePdf(data, { maxPages: 2, pages: true });
     assert.equal(two.numPages, 3);
@@ -286,7 +290,8 @@ describe('parsePdf: scanned pages', () => {
     assert.deepEqual(doc.warnings, []);
     assert.equal(doc.pages![0].markdown, 'This first page has a text layer.');
     const words = doc.pages![1].markdown.toLowerCase();
-    for (const w of ['invoice', '4471', 'total', 'amount', 'payment', 'thirty', 'days']) assert.ok(words.includes(w), `${w} in ${words}`);
+    for (const w of ['invoice', '4471', 'total', 'amount', 'payment', 'thirty', 'days'])
+      assert.ok(words.includes(w), `${w} in ${words}`);
     const b = doc.blocks![1];
     assert.equal(b.status, 'ocr');
     assert.ok(b.items.length >= 1);

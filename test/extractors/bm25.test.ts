@@ -23,13 +23,16 @@ Orders ship within two business days from our Zürich warehouse.
 
 test('passages with heading context', () => {
   const ps = splitPassages(md);
-  assert.deepEqual(ps.map((p) => [p.kind, p.heading, p.text]), [
-    ['paragraph', 'Acme Widget', 'The widget gathers grain quickly.'],
-    ['paragraph', 'Acme Widget > Shipping', 'Orders ship within two business days from our Zürich warehouse.'],
-    ['row', 'Acme Widget > Pricing', 'Plan: Basic; Price: $9'],
-    ['item', 'Acme Widget > Pricing', 'Returns are accepted for 30 days.'],
-    ['item', 'Acme Widget > Pricing', 'Café owners get a discount.'],
-  ]);
+  assert.deepEqual(
+    ps.map((p) => [p.kind, p.heading, p.text]),
+    [
+      ['paragraph', 'Acme Widget', 'The widget gathers grain quickly.'],
+      ['paragraph', 'Acme Widget > Shipping', 'Orders ship within two business days from our Zürich warehouse.'],
+      ['row', 'Acme Widget > Pricing', 'Plan: Basic; Price: $9'],
+      ['item', 'Acme Widget > Pricing', 'Returns are accepted for 30 days.'],
+      ['item', 'Acme Widget > Pricing', 'Café owners get a discount.'],
+    ],
+  );
 });
 
 test('tokenizer: stopwords, accents, stemming', () => {
@@ -47,6 +50,9 @@ test('answerQuestion picks the passage and reports confidence', () => {
 
 test('highlights: top-k in page order', () => {
   const h = highlights(md, 'cafe discount returns', 2);
-  assert.deepEqual(h.map((p) => p.index), [3, 4]);
+  assert.deepEqual(
+    h.map((p) => p.index),
+    [3, 4],
+  );
   assert.equal(highlightsText(md, 'warehouse', 1), 'Orders ship within two business days from our Zürich warehouse.');
 });

@@ -32,7 +32,9 @@ Share on Twitter
 Subscribe to our newsletter
 `;
   const r = cleanMarkdown(input);
-  assert.equal(r.markdown, `# Title
+  assert.equal(
+    r.markdown,
+    `# Title
 
 Real prose with an [inline link](https://x.test) stays.
 
@@ -45,7 +47,8 @@ Real prose with an [inline link](https://x.test) stays.
 \`\`\`js
 share on twitter
 \`\`\`
-`);
+`,
+  );
   assert.equal(r.removed, 8);
 });
 

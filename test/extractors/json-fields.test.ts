@@ -27,7 +27,17 @@ test('product schema from JSON-LD, spec table and text labels; never invents', (
     doc,
     markdown: 'SKU: WID-001 · Brand: Acme',
   });
-  assert.deepEqual(r.data, { title: 'Acme Widget Pro', price: 49.99, currency: 'USD', inStock: true, brand: 'Acme', rating: 4.6, review_count: 128, weight: '1.2 kg', warranty: null });
+  assert.deepEqual(r.data, {
+    title: 'Acme Widget Pro',
+    price: 49.99,
+    currency: 'USD',
+    inStock: true,
+    brand: 'Acme',
+    rating: 4.6,
+    review_count: 128,
+    weight: '1.2 kg',
+    warranty: null,
+  });
   assert.deepEqual(r.missing, ['/warranty', '/color']);
   assert.ok(r.filled.includes('/weight'));
 });
@@ -70,7 +80,10 @@ test('arrays of objects from a table; label: value text; title from h1', () => {
       type: 'object',
       properties: {
         title: { type: 'string' },
-        plans: { type: 'array', items: { type: 'object', properties: { plan: { type: 'string' }, price: { type: 'number' } } } },
+        plans: {
+          type: 'array',
+          items: { type: 'object', properties: { plan: { type: 'string' }, price: { type: 'number' } } },
+        },
         support: { type: 'string' },
       },
     },
@@ -78,7 +91,14 @@ test('arrays of objects from a table; label: value text; title from h1', () => {
     doc,
     markdown: '# Price list\n\nSupport: email only\n',
   });
-  assert.deepEqual(r.data, { title: 'Price list', plans: [{ plan: 'Basic', price: 9 }, { plan: 'Pro', price: 1299 }], support: 'email only' });
+  assert.deepEqual(r.data, {
+    title: 'Price list',
+    plans: [
+      { plan: 'Basic', price: 9 },
+      { plan: 'Pro', price: 1299 },
+    ],
+    support: 'email only',
+  });
   assert.deepEqual(r.missing, []);
 });
 

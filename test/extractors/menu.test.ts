@@ -11,11 +11,14 @@ test('microdata Restaurant → Menu with flattened nested sections', () => {
   assert.deepEqual(m.merchant, { name: 'Bistro Verde', type: 'Restaurant' });
   assert.equal(m.currency, 'EUR');
   assert.equal(m.sourceUrl, 'http://bistro.test/menu');
-  assert.deepEqual(m.sections.map((s) => [s.name, s.items.map((i) => i.name)]), [
-    ['Starters', ['Onion Soup']],
-    ['Mains', ['Steak Frites']],
-    ['Mains > Vegetarian', ['Mushroom Risotto']],
-  ]);
+  assert.deepEqual(
+    m.sections.map((s) => [s.name, s.items.map((i) => i.name)]),
+    [
+      ['Starters', ['Onion Soup']],
+      ['Mains', ['Steak Frites']],
+      ['Mains > Vegetarian', ['Mushroom Risotto']],
+    ],
+  );
   assert.equal(m.sections[0].description, 'Small plates to share');
   assert.deepEqual(m.sections[0].items[0], {
     name: 'Onion Soup',
@@ -35,13 +38,19 @@ test('microdata Restaurant → Menu with flattened nested sections', () => {
 });
 
 test('JSON-LD Menu with direct items and add-ons; no menu → isMenu false', () => {
-  const { sd } = load(`<script type="application/ld+json">{"@context":"https://schema.org","@type":"Menu","name":"Drinks",
+  const { sd } =
+    load(`<script type="application/ld+json">{"@context":"https://schema.org","@type":"Menu","name":"Drinks",
     "hasMenuItem":[{"@type":"MenuItem","name":"Latte","offers":{"@type":"Offer","price":"3.20","priceCurrency":"GBP"},
     "menuAddOn":[{"@type":"MenuItem","name":"Oat milk","offers":{"@type":"Offer","price":"0.40"}}]}]}</script>`);
   const m = extractMenu(sd);
-  assert.deepEqual(m.sections.map((s) => s.name), ['Drinks']);
+  assert.deepEqual(
+    m.sections.map((s) => s.name),
+    ['Drinks'],
+  );
   assert.equal(m.confidence, 0.9);
   assert.equal(m.currency, 'GBP');
-  assert.deepEqual(m.sections[0].items[0].optionGroups, [{ name: 'Add-ons', options: [{ name: 'Oat milk', price: { amount: 0.4, currency: 'GBP', formatted: '£0.40' } }] }]);
+  assert.deepEqual(m.sections[0].items[0].optionGroups, [
+    { name: 'Add-ons', options: [{ name: 'Oat milk', price: { amount: 0.4, currency: 'GBP', formatted: '£0.40' } }] },
+  ]);
   assert.deepEqual(extractMenu(load('<p>no menu</p>').sd), { isMenu: false, sections: [], confidence: 0 });
 });

@@ -54,7 +54,13 @@ test('OpenGraph only; nothing → undefined', () => {
     <meta property="product:availability" content="out of stock"></head>`);
   assert.deepEqual(extractProduct(sd), {
     title: 'Lamp',
-    variants: [{ price: { amount: 12.5, currency: 'EUR', formatted: '€12.50' }, availability: { inStock: false, text: 'out of stock' }, title: 'Lamp' }],
+    variants: [
+      {
+        price: { amount: 12.5, currency: 'EUR', formatted: '€12.50' },
+        availability: { inStock: false, text: 'out of stock' },
+        title: 'Lamp',
+      },
+    ],
   });
   assert.equal(extractProduct(extractStructuredData(load('<p>hello</p>').doc)), undefined);
 });

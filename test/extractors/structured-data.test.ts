@@ -6,12 +6,23 @@ import { ctx, fixture, load } from './helpers.ts';
 
 test('JSON-LD and microdata of the fixture product page', () => {
   const { sd } = load(productPage(ctx));
-  assert.deepEqual(sd.items.map((i) => [i.type, i.source]), [['Product', 'json-ld'], ['Product', 'microdata']]);
+  assert.deepEqual(
+    sd.items.map((i) => [i.type, i.source]),
+    [
+      ['Product', 'json-ld'],
+      ['Product', 'microdata'],
+    ],
+  );
   const md = sd.items[1].properties;
   assert.equal(md.name, 'Acme Widget Pro');
   assert.equal(md.image, 'http://shop.test/images/widget.png');
   assert.deepEqual(md.brand, { '@type': 'Brand', name: 'Acme' });
-  assert.deepEqual(md.offers, { '@type': 'Offer', priceCurrency: 'USD', price: '49.99', availability: 'https://schema.org/InStock' });
+  assert.deepEqual(md.offers, {
+    '@type': 'Offer',
+    priceCurrency: 'USD',
+    price: '49.99',
+    availability: 'https://schema.org/InStock',
+  });
   assert.deepEqual(md.aggregateRating, { '@type': 'AggregateRating', ratingValue: '4.6', reviewCount: '128' });
   assert.equal(sd.openGraph['product:price:amount'], '49.99');
   assert.equal(sd.openGraph['og:type'], 'product');
@@ -20,7 +31,10 @@ test('JSON-LD and microdata of the fixture product page', () => {
 
 test('lenient JSON-LD: comments, trailing commas, entities, @graph, @id references; broken block counted', () => {
   const { sd } = load(fixture('pancakes.html'));
-  assert.deepEqual(sd.items.map((i) => i.type), ['WebSite', 'Person', 'Recipe']);
+  assert.deepEqual(
+    sd.items.map((i) => i.type),
+    ['WebSite', 'Person', 'Recipe'],
+  );
   assert.equal(sd.errors, 1);
   const r = sd.items[2].properties;
   assert.deepEqual(r.author, { '@type': 'Person', '@id': 'https://example.com/#jane', name: 'Jane Baker' });
@@ -50,8 +64,19 @@ test('microdata: nested items, itemref, itemid, values per element', () => {
 
 test('RDFa Lite: vocab/typeof/property, nested typeof, separate top-level items', () => {
   const { sd } = load(fixture('rdfa-product.html'));
-  assert.deepEqual(sd.items.map((i) => [i.type, i.source]), [['Product', 'rdfa'], ['Person', 'rdfa']]);
-  assert.deepEqual(sd.items[0].properties.offers, { '@type': 'Offer', priceCurrency: 'GBP', price: '1,299.00', availability: 'https://schema.org/PreOrder' });
+  assert.deepEqual(
+    sd.items.map((i) => [i.type, i.source]),
+    [
+      ['Product', 'rdfa'],
+      ['Person', 'rdfa'],
+    ],
+  );
+  assert.deepEqual(sd.items[0].properties.offers, {
+    '@type': 'Offer',
+    priceCurrency: 'GBP',
+    price: '1,299.00',
+    availability: 'https://schema.org/PreOrder',
+  });
   assert.equal(sd.items[0].properties.image, 'http://shop.test/img/stool.jpg');
   assert.equal(localName('schema:Product'), 'Product');
   assert.equal(localName('http://schema.org/Product/'), 'Product');

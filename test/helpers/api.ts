@@ -35,7 +35,12 @@ export interface ApiResponse {
 }
 
 /** A bare request: method, path, JSON body (a string is sent as is), extra headers. */
-export type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
+export type Call = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<ApiResponse>;
 
 /** What a client talks to: a started service (its storage after an answer is waited for before reads), or any URL. */
 export interface ApiTarget {
@@ -90,7 +95,8 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
       const res = await call('GET', path);
       assert.equal(res.status, 200, res.text);
       if (res.json.status !== 'scraping') return res.json;
-      if (Date.now() > deadline) assert.fail(`${kind} ${id} still running: ${JSON.stringify({ ...res.json, data: res.json.data.length })}`);
+      if (Date.now() > deadline)
+        assert.fail(`${kind} ${id} still running: ${JSON.stringify({ ...res.json, data: res.json.data.length })}`);
       await sleep(100);
     }
   }
@@ -125,15 +131,25 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
    * POST /v2/parse of `file` (none: no file part) named `fileName`; `options` (any value) as the
    * options field, as a JSON file part, or sent raw (not JSON-encoded).
    */
-  async function parseRaw(file: Uint8Array | undefined, fileName: string, options?: unknown, opts: ParseUploadOptions = {}): Promise<ApiResponse> {
+  async function parseRaw(
+    file: Uint8Array | undefined,
+    fileName: string,
+    options?: unknown,
+    opts: ParseUploadOptions = {},
+  ): Promise<ApiResponse> {
     const form = new FormData();
     if (file) form.append('file', new Blob([file], { type: opts.type ?? 'application/octet-stream' }), fileName);
     if (options !== undefined) {
       const text = opts.optionsAs === 'raw' ? String(options) : JSON.stringify(options);
-      if (opts.optionsAs === 'json-blob') form.append('options', new Blob([text], { type: 'application/json' }), 'options.json');
+      if (opts.optionsAs === 'json-blob')
+        form.append('options', new Blob([text], { type: 'application/json' }), 'options.json');
       else form.append('options', text);
     }
-    const res = await fetch(`${target.url}/v2/parse`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {}, body: form });
+    const res = await fetch(`${target.url}/v2/parse`, {
+      method: 'POST',
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+      body: form,
+    });
     return answer(res);
   }
 
@@ -157,10 +173,15 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
     crawlErrors: (id: string) => call('GET', `/v2/crawl/${id}/errors`),
     cancelCrawl: (id: string) => call('DELETE', `/v2/crawl/${id}`),
 
-    batchScrape: (body: BatchScrapeBody, headers?: Record<string, string>) => call('POST', '/v2/batch/scrape', body, headers),
-    batchScrapeRaw: (body: unknown, headers?: Record<string, string>) => call('POST', '/v2/batch/scrape', body, headers),
+    batchScrape: (body: BatchScrapeBody, headers?: Record<string, string>) =>
+      call('POST', '/v2/batch/scrape', body, headers),
+    batchScrapeRaw: (body: unknown, headers?: Record<string, string>) =>
+      call('POST', '/v2/batch/scrape', body, headers),
     /** Starts a batch scrape (asserting the answer); {id, invalidURLs}. */
-    async startBatch(body: BatchScrapeBody, headers?: Record<string, string>): Promise<{ id: string; invalidURLs?: string[] }> {
+    async startBatch(
+      body: BatchScrapeBody,
+      headers?: Record<string, string>,
+    ): Promise<{ id: string; invalidURLs?: string[] }> {
       return started(await call('POST', '/v2/batch/scrape', body, headers), '/v2/batch/scrape');
     },
     batchStatus: (id: string, query = '') => call('GET', `/v2/batch/scrape/${id}${query}`),
@@ -196,7 +217,8 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
     },
 
     /** POST /v2/parse of `file` named `fileName` (multipart), with `options`. */
-    parse: (file: Uint8Array, fileName: string, options?: ParseOptionsBody, opts: ParseUploadOptions = {}) => parseRaw(file, fileName, options, opts),
+    parse: (file: Uint8Array, fileName: string, options?: ParseOptionsBody, opts: ParseUploadOptions = {}) =>
+      parseRaw(file, fileName, options, opts),
     parseRaw,
 
     /** The team's creditsUsed (asserting 200), once the storage of earlier scrapes is done. */

@@ -57,7 +57,14 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     created: Math.floor(Date.now() / 1000),
     model: body?.model ?? 'unknown',
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
-    ...(usage === null ? {} : { usage: { ...(usage ?? DEFAULT_USAGE), total_tokens: (usage ?? DEFAULT_USAGE).prompt_tokens + (usage ?? DEFAULT_USAGE).completion_tokens } }),
+    ...(usage === null
+      ? {}
+      : {
+          usage: {
+            ...(usage ?? DEFAULT_USAGE),
+            total_tokens: (usage ?? DEFAULT_USAGE).prompt_tokens + (usage ?? DEFAULT_USAGE).completion_tokens,
+          },
+        }),
   });
 
   const server: Server = createServer((req, res) => {
@@ -72,17 +79,31 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       }
       requests.push({ path: req.url ?? '', headers: req.headers, body, at: Date.now() });
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        return send(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
+        return send(res, 404, {
+          error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' },
+        });
       }
       const format = body?.response_format?.type;
       if (format && refuseFormats.has(format)) {
-        return send(res, 400, { error: { message: `response_format type ${format} is not supported`, type: 'invalid_request_error', param: 'response_format' } });
+        return send(res, 400, {
+          error: {
+            message: `response_format type ${format} is not supported`,
+            type: 'invalid_request_error',
+            param: 'response_format',
+          },
+        });
       }
       const next = queue.shift();
-      if (!next) return send(res, 500, { error: { message: 'fake LLM: no scripted reply left', type: 'server_error' } });
+      if (!next)
+        return send(res, 500, { error: { message: 'fake LLM: no scripted reply left', type: 'server_error' } });
       if ('hang' in next) return; // The socket stays open until the client gives up or close().
       if ('status' in next) {
-        return send(res, next.status, { error: { message: next.message ?? `scripted ${next.status}`, type: 'scripted' } }, next.headers);
+        return send(
+          res,
+          next.status,
+          { error: { message: next.message ?? `scripted ${next.status}`, type: 'scripted' } },
+          next.headers,
+        );
       }
       if ('json' in next) return send(res, 200, completion(body, JSON.stringify(next.json), next.usage));
       return send(res, 200, completion(body, next.content, next.usage, next.finishReason));

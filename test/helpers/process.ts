@@ -47,13 +47,18 @@ export function startNode(script: string, args: string[], env: Record<string, st
     until<T>(what: string, fn: () => T | undefined, ms = 30_000): Promise<T> {
       const tried = () => {
         const value = fn();
-        if (value === undefined && closed) throw new Error(`${what} did not happen: the process exited (${child.exitCode}); ${printed()}`);
+        if (value === undefined && closed)
+          throw new Error(`${what} did not happen: the process exited (${child.exitCode}); ${printed()}`);
         return value;
       };
       return output.until(tried, ms, () => new Error(`${what} did not happen within ${ms} ms; ${printed()}`));
     },
     line(text, ms) {
-      return proc.until(`a line with "${text}"`, () => `${stdout.join('')}\n${stderr.join('')}`.split('\n').find((l) => l.includes(text)), ms);
+      return proc.until(
+        `a line with "${text}"`,
+        () => `${stdout.join('')}\n${stderr.join('')}`.split('\n').find((l) => l.includes(text)),
+        ms,
+      );
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -39,7 +39,9 @@ export function newTestKey(): string {
   return `fc-test-${randomBytes(12).toString('hex')}`;
 }
 
-export async function testEnv(store: StoreKind): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+export async function testEnv(
+  store: StoreKind,
+): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
   if (store === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is not set');
@@ -65,7 +67,10 @@ export async function testEnv(store: StoreKind): Promise<{ env: Record<string, s
 }
 
 /** The database of a fresh test environment on `store` (migrated unless `migrated` is false); `cleanup` closes and deletes it. */
-export async function openTestDb(store: StoreKind, { migrated = true } = {}): Promise<{ db: Db; cleanup: () => Promise<void> }> {
+export async function openTestDb(
+  store: StoreKind,
+  { migrated = true } = {},
+): Promise<{ db: Db; cleanup: () => Promise<void> }> {
   const { env, cleanup } = await testEnv(store);
   const db = await openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
   try {
@@ -130,7 +135,9 @@ export interface SiteAndService {
 }
 
 /** Starts the fixture site (with `site` options) and a service (with the others). */
-export async function startSiteAndService(opts: TestServiceOptions & { site?: FixtureSiteOptions } = {}): Promise<SiteAndService> {
+export async function startSiteAndService(
+  opts: TestServiceOptions & { site?: FixtureSiteOptions } = {},
+): Promise<SiteAndService> {
   const { site: siteOptions, ...serviceOptions } = opts;
   const site = await startFixtureSite(siteOptions);
   let svc: TestService;

@@ -38,7 +38,15 @@ export async function startWebhookReceiver(status: (d: Delivery) => number = () 
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const body = JSON.parse(raw);
-      const d: Delivery = { path: req.url ?? '', headers: req.headers, raw, body, type: body.type, signature: String(req.headers['x-firecrawl-signature']), at: Date.now() };
+      const d: Delivery = {
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body,
+        type: body.type,
+        signature: String(req.headers['x-firecrawl-signature']),
+        at: Date.now(),
+      };
       received.push(d);
       const code = status(d);
       res.writeHead(code).end(code === 200 ? 'ok' : 'try later');
@@ -52,7 +60,10 @@ export async function startWebhookReceiver(status: (d: Delivery) => number = () 
     url: `${origin}/hook`,
     received,
     until(what, cond, timeoutMs = 20_000) {
-      const timedOut = () => new assert.AssertionError({ message: `timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.type, r.body.id]))}` });
+      const timedOut = () =>
+        new assert.AssertionError({
+          message: `timed out waiting for ${what}: ${JSON.stringify(received.map((r) => [r.path, r.type, r.body.id]))}`,
+        });
       return deliveries.until(cond, timeoutMs, timedOut).then(() => undefined);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -74,7 +74,10 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | u
 }
 
 async function stateOf(store: Store, id: string): Promise<string | undefined> {
-  const { rows } = await store.db.query<{ state: string }>(`SELECT state::text AS state FROM ${store.queueSchema}.job WHERE id = $1`, [id]);
+  const { rows } = await store.db.query<{ state: string }>(
+    `SELECT state::text AS state FROM ${store.queueSchema}.job WHERE id = $1`,
+    [id],
+  );
   return rows[0]?.state;
 }
 
@@ -108,7 +111,10 @@ for (const kind of storeKinds) {
       assert.equal(seen[0].signal.aborted, false);
       await waitFor('completed', async () => (await queue.getJob('echo', id))?.state === 'completed');
 
-      const ids = await queue.sendMany('echo', [2, 3, 4].map((n) => ({ data: { n } })));
+      const ids = await queue.sendMany(
+        'echo',
+        [2, 3, 4].map((n) => ({ data: { n } })),
+      );
       assert.equal(ids.length, 3);
       await waitFor('three more', () => seen.length === 4);
       assert.deepEqual(seen.map((j) => j.data.n).sort(), [1, 2, 3, 4]);
@@ -130,7 +136,11 @@ for (const kind of storeKinds) {
       assert.equal(failed.retryCount, 2);
       assert.match(JSON.stringify(failed.output), /boom 2/);
       const runs = attempts.filter((a) => a.key === 'always');
-      assert.deepEqual(runs.map((a) => a.retryCount), [0, 1, 2], 'one attempt plus retryLimit retries');
+      assert.deepEqual(
+        runs.map((a) => a.retryCount),
+        [0, 1, 2],
+        'one attempt plus retryLimit retries',
+      );
       // Backoff with jitter: retry n waits retryDelay × 2^(n-1) × (1 … 2): 1–2 s, then 2–4 s.
       const gaps = [runs[1].at - runs[0].at, runs[2].at - runs[1].at];
       assert.ok(gaps[0] >= 900 && gaps[0] < 3000, `first retry after ${gaps[0]} ms`);
@@ -142,8 +152,15 @@ for (const kind of storeKinds) {
       await queue.createQueue('single', { policy: 'exclusive' });
       const first = await queue.send('single', { v: 1 }, { singletonKey: 'https://a.example/', startAfter: 60 });
       assert.ok(first);
-      assert.equal(await queue.send('single', { v: 2 }, { singletonKey: 'https://a.example/' }), null, 'same key while queued');
-      assert.ok(await queue.send('single', { v: 3 }, { singletonKey: 'https://b.example/', startAfter: 60 }), 'another key');
+      assert.equal(
+        await queue.send('single', { v: 2 }, { singletonKey: 'https://a.example/' }),
+        null,
+        'same key while queued',
+      );
+      assert.ok(
+        await queue.send('single', { v: 3 }, { singletonKey: 'https://b.example/', startAfter: 60 }),
+        'another key',
+      );
       const many = await queue.sendMany('single', [
         { data: { v: 4 }, options: { singletonKey: 'https://a.example/' } },
         { data: { v: 5 }, options: { singletonKey: 'https://c.example/', startAfter: 60 } },
@@ -152,7 +169,11 @@ for (const kind of storeKinds) {
 
       await queue.createQueue('throttled');
       assert.ok(await queue.send('throttled', {}, { singletonKey: 'k', singletonSeconds: 60, startAfter: 60 }));
-      assert.equal(await queue.send('throttled', {}, { singletonKey: 'k', singletonSeconds: 60 }), null, 'one per key per slot on a standard queue');
+      assert.equal(
+        await queue.send('throttled', {}, { singletonKey: 'k', singletonSeconds: 60 }),
+        null,
+        'one per key per slot on a standard queue',
+      );
 
       const id = '5b0b3c7e-2f5c-4a47-9c1e-0e6f4f5d9a01';
       assert.equal(await queue.send('throttled', { a: 1 }, { id, startAfter: 60 }), id);
@@ -185,7 +206,10 @@ for (const kind of storeKinds) {
       const n = 2000;
       let done = 0;
       const t0 = performance.now();
-      await queue.sendMany('bench', Array.from({ length: n }, (_, i) => ({ data: { i } })));
+      await queue.sendMany(
+        'bench',
+        Array.from({ length: n }, (_, i) => ({ data: { i } })),
+      );
       const sent = performance.now();
       await queue.work('bench', { concurrency: 16 }, async () => void done++);
       await waitFor('all jobs', () => done === n, 40_000);
@@ -325,7 +349,9 @@ function spawnWorker(script: string, env: Record<string, string>): NodeProcess {
 }
 
 async function startWorkers(store: Store, count: number, extra: Record<string, string>): Promise<NodeProcess[]> {
-  const procs = Array.from({ length: count }, () => spawnWorker('test/jobs/fixtures/worker.ts', { ...store.env, ...extra }));
+  const procs = Array.from({ length: count }, () =>
+    spawnWorker('test/jobs/fixtures/worker.ts', { ...store.env, ...extra }),
+  );
   for (const p of procs) await p.line('gleaner worker ready');
   return procs;
 }
@@ -369,13 +395,18 @@ if (storeKinds.includes('postgres')) {
     test(`two worker processes share ${n} jobs: each runs exactly once`, async () => {
       const workers = await startWorkers(store, 2, { GLEANER_WORKERS: '4', TEST_JOB_DELAY_MS: '20' });
       const t0 = performance.now();
-      await producer.sendMany('exactly-once', Array.from({ length: n }, (_, i) => ({ data: { key: `k${i}` } })));
+      await producer.sendMany(
+        'exactly-once',
+        Array.from({ length: n }, (_, i) => ({ data: { key: `k${i}` } })),
+      );
       await waitFor('all done and completed', async () => (await completed()) === n || undefined, 30_000);
       // (The first fetch may wait for the workers' next poll or NOTIFY; the rest refill as slots free.)
       const ms = performance.now() - t0;
       const c = await counts();
       assert.deepEqual(c, { runs: n, done: n, distinct_done: n });
-      const { rows: byPid } = await store.db.query<{ pid: number; n: number }>('SELECT pid, count(*)::int AS n FROM job_runs GROUP BY pid');
+      const { rows: byPid } = await store.db.query<{ pid: number; n: number }>(
+        'SELECT pid, count(*)::int AS n FROM job_runs GROUP BY pid',
+      );
       assert.equal(byPid.length, 2, `both processes took jobs: ${JSON.stringify(byPid)}`);
       console.log(
         `# job queue on postgres, 2 worker processes × 4 concurrent, 20 ms jobs: ${Math.round((n / ms) * 1000)} jobs/s ` +
@@ -405,10 +436,15 @@ if (storeKinds.includes('postgres')) {
     test(`a worker killed (SIGKILL) mid-run: every one of ${n} jobs still done exactly once`, async () => {
       await reset();
       const [victim, survivor] = await startWorkers(store, 2, { GLEANER_WORKERS: '4', TEST_JOB_DELAY_MS: '60' });
-      await producer.sendMany('exactly-once', Array.from({ length: n }, (_, i) => ({ data: { key: `k${i}` } })));
+      await producer.sendMany(
+        'exactly-once',
+        Array.from({ length: n }, (_, i) => ({ data: { key: `k${i}` } })),
+      );
       const victimPid = victim.child.pid!;
       await waitFor('the victim to be mid-run', async () => {
-        const { rows } = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_done WHERE pid = $1', [victimPid]);
+        const { rows } = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_done WHERE pid = $1', [
+          victimPid,
+        ]);
         return rows[0].n >= 15 || undefined;
       });
       victim.child.kill('SIGKILL');

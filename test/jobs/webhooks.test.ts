@@ -15,7 +15,6 @@ import { type TestService, startSiteAndService, stopSiteAndService, storeKinds }
 import { type WebhookReceiver, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import '../helpers/loopback-dns.ts';
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const store of storeKinds) {
@@ -34,7 +33,10 @@ for (const store of storeKinds) {
       // /flaky answers 500 once.
       receiver = await startWebhookReceiver((d) => (d.path === '/flaky' && flakyFailures++ === 0 ? 500 : 200));
       hook = receiver.origin;
-      const { rows } = await svc.db.query<{ secret: string }>('SELECT webhook_secret AS secret FROM teams WHERE name = $1', [svc.config.defaultTeam]);
+      const { rows } = await svc.db.query<{ secret: string }>(
+        'SELECT webhook_secret AS secret FROM teams WHERE name = $1',
+        [svc.config.defaultTeam],
+      );
       secret = rows[0].secret;
     });
     after(async () => {
@@ -57,7 +59,11 @@ for (const store of storeKinds) {
       assert.ok(status.completed >= 1);
       await receiver.until('completed and every page', () => {
         const types = of(id).map((r) => r.body.type);
-        return types.includes('crawl.completed') && types.includes('crawl.started') && types.filter((t) => t === 'crawl.page').length >= status.completed;
+        return (
+          types.includes('crawl.completed') &&
+          types.includes('crawl.started') &&
+          types.filter((t) => t === 'crawl.page').length >= status.completed
+        );
       });
       await sleep(300); // nothing more should come
       const got = of(id);
@@ -104,23 +110,46 @@ for (const store of storeKinds) {
     });
 
     test('the events filter: only completed; a URL string gets every event', async () => {
-      const only = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const only = await api.startCrawl({
+        url: `${main}/about`,
+        sitemap: 'skip',
+        limit: 1,
+        webhook: { url: `${hook}/ok`, events: ['completed'] },
+      });
       const all = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: `${hook}/ok` });
       await api.waitForCrawl(only);
       await api.waitForCrawl(all);
-      await receiver.until('both completed', () => of(only).some((r) => r.body.type === 'crawl.completed') && of(all).some((r) => r.body.type === 'crawl.completed'));
+      await receiver.until(
+        'both completed',
+        () =>
+          of(only).some((r) => r.body.type === 'crawl.completed') &&
+          of(all).some((r) => r.body.type === 'crawl.completed'),
+      );
       await receiver.until('every event of the string webhook', () => of(all).length === 3);
       await sleep(500);
-      assert.deepEqual(of(only).map((r) => r.body.type), ['crawl.completed']);
+      assert.deepEqual(
+        of(only).map((r) => r.body.type),
+        ['crawl.completed'],
+      );
       assert.deepEqual(of(only)[0].body.metadata, {});
-      assert.deepEqual(of(all).map((r) => r.body.type).sort(), ['crawl.completed', 'crawl.page', 'crawl.started']);
+      assert.deepEqual(
+        of(all)
+          .map((r) => r.body.type)
+          .sort(),
+        ['crawl.completed', 'crawl.page', 'crawl.started'],
+      );
     });
 
     test('page events a dead process left unqueued are queued a minute later, once', async () => {
       const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', limit: 3, webhook: `${hook}/ok` });
       assert.equal((await api.waitForCrawl(id)).status, 'completed');
       const pending = async () =>
-        (await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_pages WHERE crawl_id = $1 AND event_pending', [id])).rows[0].n;
+        (
+          await svc.db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM crawl_pages WHERE crawl_id = $1 AND event_pending',
+            [id],
+          )
+        ).rows[0].n;
       assert.equal(await pending(), 0, 'every recorded page had its event queued');
       // As if the process died between the record and the events: marked, recorded 2 minutes ago.
       const { rows } = await svc.db.query<{ key: string }>(
@@ -136,9 +165,14 @@ for (const store of storeKinds) {
           return [];
         },
       } as unknown as JobQueue;
-      const crawler = new Crawler({ db: svc.db, queue, log: svc.app.log } as unknown as ConstructorParameters<typeof Crawler>[0]);
+      const crawler = new Crawler({ db: svc.db, queue, log: svc.app.log } as unknown as ConstructorParameters<
+        typeof Crawler
+      >[0]);
       await crawler.resendPageEvents();
-      assert.deepEqual(sent.map((x) => x.name), ['webhook-delivery']);
+      assert.deepEqual(
+        sent.map((x) => x.name),
+        ['webhook-delivery'],
+      );
       assert.deepEqual(sent[0].keys.sort(), rows.map((r) => r.key).sort());
       assert.equal(await pending(), 0);
       await crawler.resendPageEvents();
@@ -146,15 +180,29 @@ for (const store of storeKinds) {
     });
 
     test('cancel sends crawl.cancelled', async () => {
-      const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', limit: 10, delay: 5, webhook: { url: `${hook}/ok`, events: ['completed'] } });
+      const id = await api.startCrawl({
+        url: `${main}/`,
+        sitemap: 'skip',
+        limit: 10,
+        delay: 5,
+        webhook: { url: `${hook}/ok`, events: ['completed'] },
+      });
       const res = await api.cancelCrawl(id);
       assert.equal(res.status, 200, res.text);
       await receiver.until('cancelled', () => of(id).some((r) => r.body.type === 'crawl.cancelled'));
-      assert.deepEqual(of(id).map((r) => r.body.type), ['crawl.cancelled']);
+      assert.deepEqual(
+        of(id).map((r) => r.body.type),
+        ['crawl.cancelled'],
+      );
     });
 
     test('a failed delivery (500) is retried after the configured delay; both attempts recorded', async () => {
-      const id = await api.startCrawl({ url: `${main}/about`, sitemap: 'skip', limit: 1, webhook: { url: `${hook}/flaky`, events: ['started'] } });
+      const id = await api.startCrawl({
+        url: `${main}/about`,
+        sitemap: 'skip',
+        limit: 1,
+        webhook: { url: `${hook}/flaky`, events: ['started'] },
+      });
       await receiver.until('the retry', () => of(id).length >= 2);
       const [first, second] = of(id);
       assert.equal(first.raw, second.raw, 'the same payload');

@@ -59,7 +59,8 @@ test('wrong values are ConfigErrors naming the variable', () => {
   for (const [env, variable] of cases) {
     assert.throws(
       () => loadConfig(env),
-      (err: unknown) => err instanceof ConfigError && err.variables.includes(variable) && err.message.includes(variable),
+      (err: unknown) =>
+        err instanceof ConfigError && err.variables.includes(variable) && err.message.includes(variable),
       JSON.stringify(env),
     );
   }

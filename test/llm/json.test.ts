@@ -15,11 +15,21 @@ test('replies: plain, fenced, wrapped in prose; empty and broken ones say why', 
 });
 
 test('validation: formats, problems by path, any object without a schema', () => {
-  const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, n: { type: 'integer' } }, required: ['n'] };
-  assert.deepEqual(checkReply('{"email":"a@b.example","n":2}', schema), { ok: true, value: { email: 'a@b.example', n: 2 } });
+  const schema = {
+    type: 'object',
+    properties: { email: { type: 'string', format: 'email' }, n: { type: 'integer' } },
+    required: ['n'],
+  };
+  assert.deepEqual(checkReply('{"email":"a@b.example","n":2}', schema), {
+    ok: true,
+    value: { email: 'a@b.example', n: 2 },
+  });
   const bad = checkReply('{"email":"nope","n":2.5}', schema);
   assert.equal(bad.ok, false);
-  assert.deepEqual((bad as { problems: string[] }).problems.sort(), ['/email: must match format "email"', '/n: must be integer']);
+  assert.deepEqual((bad as { problems: string[] }).problems.sort(), [
+    '/email: must match format "email"',
+    '/n: must be integer',
+  ]);
   assert.deepEqual(checkReply('{"x":1}', undefined), { ok: true, value: { x: 1 } });
   assert.equal(checkReply('[1]', undefined).ok, false);
 });
@@ -27,7 +37,14 @@ test('validation: formats, problems by path, any object without a schema', () =>
 test('schemas: compiled once per content, a draft 2020-12 $schema is accepted, nonsense is named', () => {
   const s = { type: 'object', properties: { a: { type: 'string' } } };
   assert.equal(compileSchema(s), compileSchema(JSON.parse(JSON.stringify(s))), 'cached by content');
-  assert.equal(checkJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', type: 'object' }), null);
-  assert.equal(checkJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', type: 'object' }), null, 'twice: no $id clash');
+  assert.equal(
+    checkJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', type: 'object' }),
+    null,
+  );
+  assert.equal(
+    checkJsonSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', type: 'object' }),
+    null,
+    'twice: no $id clash',
+  );
   assert.match(checkJsonSchema({ type: 'nonsense' }) ?? '', /JSON Schema is invalid/);
 });

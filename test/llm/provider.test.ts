@@ -23,7 +23,11 @@ const schema = {
 };
 const good = { name: 'Acme Widget', price: 12.5, currency: 'EUR' };
 
-function llmConfig(fake: FakeLlm | undefined, over: Partial<LlmConfig> = {}, env: Record<string, string> = {}): LlmConfig {
+function llmConfig(
+  fake: FakeLlm | undefined,
+  over: Partial<LlmConfig> = {},
+  env: Record<string, string> = {},
+): LlmConfig {
   const base = loadConfig(fake ? { OPENAI_BASE_URL: fake.baseUrl, MODEL_NAME: 'test-model', ...env } : env).llm;
   return { ...base, ...over };
 }
@@ -77,12 +81,21 @@ describe('LLM provider', () => {
     try {
       assert.equal(llm.available, true);
       fake.script({ json: good, usage: { prompt_tokens: 120, completion_tokens: 30 } });
-      const p = jsonExtractionPrompt({ markdown: PAGE, url: 'https://acme.example/widget' }, { prompt: 'Name and price', schema });
+      const p = jsonExtractionPrompt(
+        { markdown: PAGE, url: 'https://acme.example/widget' },
+        { prompt: 'Name and price', schema },
+      );
       const out = await llm.extractJson({ ...p, schema, usage: owner });
       assert.deepEqual(out.data, good);
       assert.equal(out.repaired, false);
       assert.equal(out.model, 'test-model');
-      assert.deepEqual(out.usage, { promptTokens: 120, completionTokens: 30, totalTokens: 150, requests: 1, estimated: false });
+      assert.deepEqual(out.usage, {
+        promptTokens: 120,
+        completionTokens: 30,
+        totalTokens: 150,
+        requests: 1,
+        estimated: false,
+      });
 
       assert.equal(fake.requests.length, 1);
       const sent = fake.requests[0];
@@ -100,7 +113,9 @@ describe('LLM provider', () => {
       assert.equal(sent.body.response_format.json_schema.strict, false);
       assert.equal(sent.body.max_tokens, undefined, 'no cap unless configured');
 
-      assert.deepEqual(await ledgerRows(db, owner.teamId), [{ tokens: 150, apiKeyId: owner.apiKeyId, jobId: owner.jobId }]);
+      assert.deepEqual(await ledgerRows(db, owner.teamId), [
+        { tokens: 150, apiKeyId: owner.apiKeyId, jobId: owner.jobId },
+      ]);
     } finally {
       await teardown();
     }
@@ -137,7 +152,10 @@ describe('LLM provider', () => {
       assert.equal(out.usage.estimated, true);
       assert.equal(out.usage.promptTokens, 100);
       assert.equal(out.usage.completionTokens, 10);
-      assert.deepEqual((await ledgerRows(db, owner.teamId)).map((r) => r.tokens), [110]);
+      assert.deepEqual(
+        (await ledgerRows(db, owner.teamId)).map((r) => r.tokens),
+        [110],
+      );
     } finally {
       await teardown();
     }
@@ -146,7 +164,10 @@ describe('LLM provider', () => {
   test('a fenced or prose-wrapped JSON reply is accepted without a repair', async () => {
     const llm = await setup();
     try {
-      fake.script({ content: '```json\n' + JSON.stringify(good) + '\n```' }, { content: `Here you go: ${JSON.stringify(good)} Hope it helps.` });
+      fake.script(
+        { content: '```json\n' + JSON.stringify(good) + '\n```' },
+        { content: `Here you go: ${JSON.stringify(good)} Hope it helps.` },
+      );
       assert.deepEqual((await llm.extractJson({ prompt: PAGE, schema, usage: owner })).data, good);
       const second = await llm.extractJson({ prompt: PAGE, schema, usage: owner });
       assert.deepEqual(second.data, good);
@@ -161,20 +182,36 @@ describe('LLM provider', () => {
     const llm = await setup();
     try {
       const bad = '{"name": "Acme Widget", "price": 12.5,';
-      fake.script({ content: bad, usage: { prompt_tokens: 100, completion_tokens: 10 } }, { json: good, usage: { prompt_tokens: 130, completion_tokens: 20 } });
+      fake.script(
+        { content: bad, usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        { json: good, usage: { prompt_tokens: 130, completion_tokens: 20 } },
+      );
       const out = await llm.extractJson({ prompt: PAGE, schema, usage: owner });
       assert.deepEqual(out.data, good);
       assert.equal(out.repaired, true);
-      assert.deepEqual(out.usage, { promptTokens: 230, completionTokens: 30, totalTokens: 260, requests: 2, estimated: false });
+      assert.deepEqual(out.usage, {
+        promptTokens: 230,
+        completionTokens: 30,
+        totalTokens: 260,
+        requests: 2,
+        estimated: false,
+      });
 
       assert.equal(fake.requests.length, 2);
       const repair = fake.requests[1].body;
-      assert.deepEqual(repair.messages.slice(0, 2), fake.requests[0].body.messages, 'the repair continues the conversation');
+      assert.deepEqual(
+        repair.messages.slice(0, 2),
+        fake.requests[0].body.messages,
+        'the repair continues the conversation',
+      );
       assert.deepEqual(repair.messages[2], { role: 'assistant', content: bad });
       assert.equal(repair.messages[3].role, 'user');
       assert.match(repair.messages[3].content, /not valid JSON/);
       assert.deepEqual(repair.response_format, fake.requests[0].body.response_format);
-      assert.deepEqual((await ledgerRows(db, owner.teamId)).map((r) => r.tokens), [110, 150]);
+      assert.deepEqual(
+        (await ledgerRows(db, owner.teamId)).map((r) => r.tokens),
+        [110, 150],
+      );
     } finally {
       await teardown();
     }
@@ -214,7 +251,10 @@ describe('LLM provider', () => {
   test('an invalid schema is LLM_INVALID_SCHEMA before any request', async () => {
     const llm = await setup();
     try {
-      await expectLlmError(llm.extractJson({ prompt: PAGE, schema: { type: 'nonsense' }, usage: owner }), 'LLM_INVALID_SCHEMA');
+      await expectLlmError(
+        llm.extractJson({ prompt: PAGE, schema: { type: 'nonsense' }, usage: owner }),
+        'LLM_INVALID_SCHEMA',
+      );
       assert.equal(fake.requests.length, 0);
     } finally {
       await teardown();
@@ -233,7 +273,10 @@ describe('LLM provider', () => {
         ['json_schema', 'json_object', 'json_object'],
         'the second call does not ask for json_schema again',
       );
-      assert.ok(fake.requests[1].body.messages[0].content.includes(JSON.stringify(schema)), 'the schema goes in the system message');
+      assert.ok(
+        fake.requests[1].body.messages[0].content.includes(JSON.stringify(schema)),
+        'the schema goes in the system message',
+      );
       assert.equal((await ledgerRows(db, owner.teamId)).length, 2, 'a refused request spent no tokens');
       // Another provider on the same endpoint and model shares the memory.
       const again = new LlmProvider({ config: llmConfig(fake), db });
@@ -354,7 +397,10 @@ describe('LLM provider', () => {
     try {
       fake.script({ hang: true });
       const reason = new Error('scrape deadline');
-      await assert.rejects(llm.complete({ prompt: 'x', signal: AbortSignal.timeout(200), usage: owner }), (e: Error) => e.name === 'TimeoutError');
+      await assert.rejects(
+        llm.complete({ prompt: 'x', signal: AbortSignal.timeout(200), usage: owner }),
+        (e: Error) => e.name === 'TimeoutError',
+      );
       const ctl = new AbortController();
       fake.script({ status: 503 });
       setTimeout(() => ctl.abort(reason), 300);
@@ -404,8 +450,16 @@ for (const store of storeKinds) {
           { json: good, usage: { prompt_tokens: 950, completion_tokens: 60 } },
           { content: 'summary', usage: { prompt_tokens: 300, completion_tokens: 40 } },
         );
-        await llm.extractJson({ prompt: PAGE, schema, usage: { teamId: team.id, apiKeyId: a.id, jobId: randomUUID() } });
-        const repaired = await llm.extractJson({ prompt: PAGE, schema, usage: { teamId: team.id, apiKeyId: a.id, jobId: randomUUID() } });
+        await llm.extractJson({
+          prompt: PAGE,
+          schema,
+          usage: { teamId: team.id, apiKeyId: a.id, jobId: randomUUID() },
+        });
+        const repaired = await llm.extractJson({
+          prompt: PAGE,
+          schema,
+          usage: { teamId: team.id, apiKeyId: a.id, jobId: randomUUID() },
+        });
         assert.equal(repaired.repaired, true);
         await llm.complete({ prompt: PAGE, usage: { teamId: team.id, apiKeyId: b.id, jobId: null } });
         // An earlier month, written as an import would.
@@ -413,13 +467,18 @@ for (const store of storeKinds) {
         await recordTokens(db, { teamId: team.id, apiKeyId: b.id, jobId: null, tokens: 77, at: lastMonth });
 
         const totals = await monthlyUsage(db, 'tokens', team.id, false);
-        assert.deepEqual(totals.map((m) => [m.month.getUTCMonth(), m.total]), [
-          [lastMonth.getUTCMonth(), 77],
-          [new Date().getUTCMonth(), 1200 + 950 + 1010 + 340],
-        ]);
+        assert.deepEqual(
+          totals.map((m) => [m.month.getUTCMonth(), m.total]),
+          [
+            [lastMonth.getUTCMonth(), 77],
+            [new Date().getUTCMonth(), 1200 + 950 + 1010 + 340],
+          ],
+        );
         const byKey = await monthlyUsage(db, 'tokens', team.id, true);
         const rows = byKey
-          .toSorted((x, y) => x.month.getTime() - y.month.getTime() || String(x.keyName).localeCompare(String(y.keyName)))
+          .toSorted(
+            (x, y) => x.month.getTime() - y.month.getTime() || String(x.keyName).localeCompare(String(y.keyName)),
+          )
           .map((m) => [m.month.getUTCMonth(), m.keyName, m.total]);
         assert.deepEqual(rows, [
           [lastMonth.getUTCMonth(), 'key b', 77],
@@ -434,7 +493,10 @@ for (const store of storeKinds) {
 
     test('/v1/team/token-usage/historical shows the provider usage of the service key, by month and by key', async () => {
       const fake = await startFakeLlm();
-      const service = await startTestService({ store, env: { OPENAI_BASE_URL: fake.baseUrl, MODEL_NAME: 'test-model' } });
+      const service = await startTestService({
+        store,
+        env: { OPENAI_BASE_URL: fake.baseUrl, MODEL_NAME: 'test-model' },
+      });
       try {
         assert.equal(service.config.llm.configured, true);
         assert.equal(service.config.llm.model, 'test-model');
@@ -443,11 +505,24 @@ for (const store of storeKinds) {
         const caller = await findCallerByKey(service.db, service.key);
         assert.ok(caller);
         const llm = new LlmProvider({ config: service.config.llm, db: service.db });
-        fake.script({ json: good, usage: { prompt_tokens: 400, completion_tokens: 100 } }, { content: 'answer', usage: { prompt_tokens: 20, completion_tokens: 3 } });
-        await llm.extractJson({ prompt: PAGE, schema, usage: { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: randomUUID() } });
+        fake.script(
+          { json: good, usage: { prompt_tokens: 400, completion_tokens: 100 } },
+          { content: 'answer', usage: { prompt_tokens: 20, completion_tokens: 3 } },
+        );
+        await llm.extractJson({
+          prompt: PAGE,
+          schema,
+          usage: { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: randomUUID() },
+        });
         await llm.complete({ prompt: 'q', usage: { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: null } });
         const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 2));
-        await recordTokens(service.db, { teamId: caller.teamId, apiKeyId: caller.keyId, jobId: null, tokens: 5, at: lastMonth });
+        await recordTokens(service.db, {
+          teamId: caller.teamId,
+          apiKeyId: caller.keyId,
+          jobId: null,
+          tokens: 5,
+          at: lastMonth,
+        });
 
         const call = apiClient(service);
         const total = await call('GET', '/v1/team/token-usage/historical');

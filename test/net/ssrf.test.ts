@@ -179,7 +179,12 @@ describe('URL checks', () => {
   });
 
   test('localhost names are loopback without DNS', () => {
-    for (const u of ['http://localhost/', 'http://LOCALHOST./', 'https://api.localhost:8080/', 'http://a.b.localhost/']) {
+    for (const u of [
+      'http://localhost/',
+      'http://LOCALHOST./',
+      'https://api.localhost:8080/',
+      'http://a.b.localhost/',
+    ]) {
       assertBlocked(() => assertUrlAllowed(new URL(u), deny), 'loopback');
       assert.doesNotThrow(() => assertUrlAllowed(new URL(u), allow));
     }
@@ -189,7 +194,14 @@ describe('URL checks', () => {
   });
 
   test('only http and https schemes; credentials are fine', () => {
-    for (const u of ['file:///etc/passwd', 'ftp://example.com/', 'gopher://example.com/', 'data:text/plain,hi', 'javascript:alert(1)', 'ws://example.com/']) {
+    for (const u of [
+      'file:///etc/passwd',
+      'ftp://example.com/',
+      'gopher://example.com/',
+      'data:text/plain,hi',
+      'javascript:alert(1)',
+      'ws://example.com/',
+    ]) {
       assert.throws(
         () => assertUrlAllowed(new URL(u), allow),
         (err: unknown) => err instanceof InvalidTargetUrlError && err.code === 'INVALID_URL',
@@ -271,7 +283,10 @@ describe('createGuardedLookup (fake resolver)', () => {
       allowPrivateNetwork: false,
       resolver: fakeResolver({ 'x.localhost': [{ address: '93.184.216.34', family: 4 }] }, calls),
     });
-    await assert.rejects(lookupAsync(lookup, 'x.localhost', { all: true }), { addressClass: 'loopback', address: null });
+    await assert.rejects(lookupAsync(lookup, 'x.localhost', { all: true }), {
+      addressClass: 'loopback',
+      address: null,
+    });
     assert.deepEqual(calls, []);
   });
 
@@ -290,7 +305,10 @@ describe('createGuardedLookup (fake resolver)', () => {
   test('isAllowed exception hook is per (ip, hostname)', async () => {
     const lookup = createGuardedLookup({
       allowPrivateNetwork: false,
-      resolver: fakeResolver({ 'a.test': [{ address: '10.0.0.1', family: 4 }], 'b.test': [{ address: '10.0.0.1', family: 4 }] }),
+      resolver: fakeResolver({
+        'a.test': [{ address: '10.0.0.1', family: 4 }],
+        'b.test': [{ address: '10.0.0.1', family: 4 }],
+      }),
       isAllowed: (ip, hostname) => ip === '10.0.0.1' && hostname === 'a.test',
     });
     assert.equal((await lookupAsync(lookup, 'a.test', {})).address, '10.0.0.1');
@@ -389,7 +407,10 @@ describe('guarded undici Agent (loopback only)', () => {
       assert.equal(ok.statusCode, 200);
       assert.equal(await ok.body.text(), 'public ok');
 
-      for (const [path, hostname] of [['/to-evil', 'evil.test'], ['/to-literal', '127.0.0.1']]) {
+      for (const [path, hostname] of [
+        ['/to-evil', 'evil.test'],
+        ['/to-literal', '127.0.0.1'],
+      ]) {
         const err = await request(`http://public.test:${port}${path}`, { dispatcher }).then(
           () => assert.fail(`expected redirect from ${path} to be blocked`),
           (e: unknown) => e,

@@ -4,7 +4,12 @@
 // reports the browser's defaults without inventing brand colours; a fetch that does not ask gets none.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BrowserEngine, type BrowserFetchRequest, chromiumAvailable, chromiumExecutable } from '../../src/scrape/engines/browser.ts';
+import {
+  BrowserEngine,
+  type BrowserFetchRequest,
+  chromiumAvailable,
+  chromiumExecutable,
+} from '../../src/scrape/engines/browser.ts';
 import type { Branding } from '../../src/scrape/formats/branding.ts';
 import { type FixtureSite, brandStyle, startFixtureSite } from '../fixtures/site/index.ts';
 
@@ -70,7 +75,11 @@ describe('branding from computed styles', { skip: haveChromium ? false : 'Chromi
     assert.equal(b.spacing.borderRadius, '8px');
     assert.equal(b.spacing.padding.button, '8px 16px');
     assert.equal(b.spacing.margins.paragraph, '0px 0px 16px');
-    assert.deepEqual(b.images, { logo: site.url(s.logoPath), favicon: site.url(s.faviconPath), ogImage: site.url(s.ogImagePath) });
+    assert.deepEqual(b.images, {
+      logo: site.url(s.logoPath),
+      favicon: site.url(s.faviconPath),
+      ogImage: site.url(s.ogImagePath),
+    });
     assert.equal(b.logo, site.url(s.logoPath));
     assert.equal(b.icons.favicon, site.url(s.faviconPath));
     assert.deepEqual(b.animations, { transitionDuration: '0.2s', easing: 'ease-in-out' });
@@ -91,7 +100,8 @@ describe('branding from computed styles', { skip: haveChromium ? false : 'Chromi
       actions: [
         {
           type: 'executeJavascript',
-          script: "document.body.style.backgroundColor = 'rgb(16, 32, 48)'; document.querySelector('.btn-primary').style.backgroundColor = 'oklch(0.7 0.15 150)'",
+          script:
+            "document.body.style.backgroundColor = 'rgb(16, 32, 48)'; document.querySelector('.btn-primary').style.backgroundColor = 'oklch(0.7 0.15 150)'",
         },
       ],
     });

@@ -49,7 +49,7 @@ function pngSize(buf: Buffer): { width: number; height: number } {
 
 function jpegSize(buf: Buffer): { width: number; height: number } {
   assert.equal(buf.readUInt16BE(0), 0xffd8, 'JPEG SOI');
-  for (let i = 2; i < buf.length; ) {
+  for (let i = 2; i < buf.length;) {
     assert.equal(buf[i], 0xff, 'JPEG marker');
     const marker = buf[i + 1];
     const length = buf.readUInt16BE(i + 2);
@@ -93,7 +93,10 @@ describe('rendering', () => {
     const r = await engine.fetch(req('/redirect/chain'));
     assert.equal(r.url, site.url('/articles/1'));
     assert.equal(r.status, 200);
-    assert.deepEqual(r.redirects, ['/redirect/chain', '/redirect/chain/2', '/redirect/chain/3'].map((p) => site.url(p)));
+    assert.deepEqual(
+      r.redirects,
+      ['/redirect/chain', '/redirect/chain/2', '/redirect/chain/3'].map((p) => site.url(p)),
+    );
     assert.match(r.headers['content-type'], /text\/html/);
   });
 
@@ -104,7 +107,11 @@ describe('rendering', () => {
   });
 
   test('a response that is not HTML comes with its bytes as served; a download is refused', async () => {
-    const [json, html, pdf] = await Promise.all([engine.fetch(req('/api/spa-data')), engine.fetch(req('/about')), engine.fetch(req('/files/report.pdf'))]);
+    const [json, html, pdf] = await Promise.all([
+      engine.fetch(req('/api/spa-data')),
+      engine.fetch(req('/about')),
+      engine.fetch(req('/files/report.pdf')),
+    ]);
     assert.deepEqual(JSON.parse(json.body!.toString('utf8')).items, jsText.spaItems);
     assert.equal(html.body, undefined);
     assert.equal(pdf.contentType, 'application/pdf');
@@ -118,8 +125,15 @@ describe('rendering', () => {
   });
 
   test('headers are sent, a cookie header becomes cookies of the target', async () => {
-    const r = await engine.fetch(req('/headers', { headers: { 'X-Gleaner-Test': 'yes', Cookie: 'flavour=oat; size=2' } }));
-    const echoed = JSON.parse(/<pre[^>]*>([\s\S]*?)<\/pre>/.exec(r.html)![1].replace(/&quot;/g, '"').replace(/&amp;/g, '&')) as Record<string, string>;
+    const r = await engine.fetch(
+      req('/headers', { headers: { 'X-Gleaner-Test': 'yes', Cookie: 'flavour=oat; size=2' } }),
+    );
+    const echoed = JSON.parse(
+      /<pre[^>]*>([\s\S]*?)<\/pre>/
+        .exec(r.html)![1]
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, '&'),
+    ) as Record<string, string>;
     assert.equal(echoed['x-gleaner-test'], 'yes');
     assert.equal(echoed.cookie, 'flavour=oat; size=2');
     assert.match(echoed['user-agent'], /Chrome\/\d+\.0\.0\.0 Safari/);
@@ -132,7 +146,12 @@ describe('rendering', () => {
     const r = await engine.fetch(
       req('/about', {
         headers: { Authorization: 'Bearer s3cret', 'X-Api-Key': 'k', 'X-Gleaner-Test': 'yes' },
-        actions: [{ type: 'executeJavascript', script: `return fetch(${JSON.stringify(other)}, {mode: 'no-cors'}).then(() => 'answered', () => 'failed')` }],
+        actions: [
+          {
+            type: 'executeJavascript',
+            script: `return fetch(${JSON.stringify(other)}, {mode: 'no-cors'}).then(() => 'answered', () => 'failed')`,
+          },
+        ],
       }),
     );
     assert.equal(r.status, 200);
@@ -157,7 +176,11 @@ describe('actions', () => {
           { type: 'click', selector: '#load-more' },
           { type: 'click', selector: '#load-more' },
           { type: 'scrape' },
-          { type: 'executeJavascript', script: "document.querySelectorAll('.item').forEach((li) => li.addEventListener('click', () => { li.dataset.clicked = 'yes'; }))" },
+          {
+            type: 'executeJavascript',
+            script:
+              "document.querySelectorAll('.item').forEach((li) => li.addEventListener('click', () => { li.dataset.clicked = 'yes'; }))",
+          },
           { type: 'click', selector: '.item', all: true },
           { type: 'executeJavascript', script: "document.querySelectorAll('[data-clicked=yes]').length" },
         ],
@@ -177,7 +200,12 @@ describe('actions', () => {
     const scrolls = Array.from({ length: 8 }, () => ({ type: 'scroll' as const, direction: 'down' as const }));
     const r = await engine.fetch(
       req('/interactive/infinite-scroll', {
-        actions: [...scrolls, { type: 'executeJavascript', script: 'scrollY' }, { type: 'scroll', direction: 'up' }, { type: 'executeJavascript', script: 'scrollY' }],
+        actions: [
+          ...scrolls,
+          { type: 'executeJavascript', script: 'scrollY' },
+          { type: 'scroll', direction: 'up' },
+          { type: 'executeJavascript', script: 'scrollY' },
+        ],
       }),
     );
     assert.ok(r.html.includes('Entry 30'), 'at least two more batches');
@@ -191,7 +219,8 @@ describe('actions', () => {
         actions: [
           {
             type: 'executeJavascript',
-            script: "const d = document.createElement('div'); d.id = 'box'; d.style.cssText = 'height:100px;overflow:auto'; d.innerHTML = '<div style=\"height:1000px\">tall</div>'; document.body.prepend(d);",
+            script:
+              "const d = document.createElement('div'); d.id = 'box'; d.style.cssText = 'height:100px;overflow:auto'; d.innerHTML = '<div style=\"height:1000px\">tall</div>'; document.body.prepend(d);",
           },
           { type: 'scroll', direction: 'down', selector: '#box' },
           { type: 'executeJavascript', script: "document.getElementById('box').scrollTop" },
@@ -226,7 +255,9 @@ describe('actions', () => {
       'void 0',
       'return {when: new Date(0), big: 10n}',
     ];
-    const r = await engine.fetch(req('/about', { actions: scripts.map((script) => ({ type: 'executeJavascript' as const, script })) }));
+    const r = await engine.fetch(
+      req('/about', { actions: scripts.map((script) => ({ type: 'executeJavascript' as const, script })) }),
+    );
     assert.deepEqual(r.actions.javascriptReturns, [
       { type: 'string', value: r.html.match(/<title>(.*?)<\/title>/)![1] },
       { type: 'number', value: 42 },
@@ -272,7 +303,9 @@ describe('actions', () => {
     const png = await engine.fetch(req('/about', { screenshot: { viewport: { width: 800, height: 600 } } }));
     assert.equal(png.screenshot?.type, 'png');
     assert.deepEqual(pngSize(png.screenshot!.data), { width: 800, height: 600 });
-    const jpeg = await engine.fetch(req('/about', { screenshot: { quality: 70, viewport: { width: 640, height: 480 } } }));
+    const jpeg = await engine.fetch(
+      req('/about', { screenshot: { quality: 70, viewport: { width: 640, height: 480 } } }),
+    );
     assert.equal(jpeg.screenshot?.type, 'jpeg');
     assert.deepEqual(jpegSize(jpeg.screenshot!.data), { width: 640, height: 480 });
   });
@@ -281,7 +314,14 @@ describe('actions', () => {
     const started = Date.now();
     await Promise.all([
       rejectsWith(
-        engine.fetch(req('/about', { actions: [{ type: 'wait', milliseconds: 10 }, { type: 'click', selector: '#does-not-exist' }] })),
+        engine.fetch(
+          req('/about', {
+            actions: [
+              { type: 'wait', milliseconds: 10 },
+              { type: 'click', selector: '#does-not-exist' },
+            ],
+          }),
+        ),
         'SCRAPE_ACTION_ERROR',
         400,
         /^Action 1 \(click\) failed: no element matches "#does-not-exist" within \d+ ms/,
@@ -292,7 +332,12 @@ describe('actions', () => {
         400,
         /Action 0 \(executeJavascript\) failed: .*boom/,
       ),
-      rejectsWith(engine.fetch(req('/about', { actions: [{ type: 'press', key: 'NoSuchKey' }] })), 'SCRAPE_ACTION_ERROR', 400, /Action 0 \(press\)/),
+      rejectsWith(
+        engine.fetch(req('/about', { actions: [{ type: 'press', key: 'NoSuchKey' }] })),
+        'SCRAPE_ACTION_ERROR',
+        400,
+        /Action 0 \(press\)/,
+      ),
     ]);
     assert.ok(Date.now() - started < 14_000);
   });
@@ -301,7 +346,14 @@ describe('actions', () => {
     assert.ok(browserActionSchema.safeParse({ type: 'wait', milliseconds: 500 }).success);
     assert.ok(browserActionSchema.safeParse({ type: 'click', selector: 'a', all: true }).success);
     assert.ok(browserActionSchema.safeParse({ type: 'pdf', format: 'Letter', landscape: false, scale: 1 }).success);
-    assert.ok(browserActionSchema.safeParse({ type: 'screenshot', fullPage: true, quality: 80, viewport: { width: 800, height: 600 } }).success);
+    assert.ok(
+      browserActionSchema.safeParse({
+        type: 'screenshot',
+        fullPage: true,
+        quality: 80,
+        viewport: { width: 800, height: 600 },
+      }).success,
+    );
     assert.ok(!browserActionSchema.safeParse({ type: 'wait' }).success, 'wait needs milliseconds or selector');
     assert.ok(!browserActionSchema.safeParse({ type: 'click' }).success);
     assert.ok(!browserActionSchema.safeParse({ type: 'scroll', direction: 'left' }).success);
@@ -317,7 +369,17 @@ describe('emulation', () => {
       'return {ua: navigator.userAgent, width: innerWidth, touch: navigator.maxTouchPoints, ontouch: "ontouchstart" in window, dpr: devicePixelRatio, ' +
       'tz: Intl.DateTimeFormat().resolvedOptions().timeZone, locale: Intl.DateTimeFormat().resolvedOptions().locale, lang: navigator.language, langs: navigator.languages}',
   };
-  type Probe = { ua: string; width: number; touch: number; ontouch: boolean; dpr: number; tz: string; locale: string; lang: string; langs: string[] };
+  type Probe = {
+    ua: string;
+    width: number;
+    touch: number;
+    ontouch: boolean;
+    dpr: number;
+    tz: string;
+    locale: string;
+    lang: string;
+    langs: string[];
+  };
 
   test('desktop by default: desktop UA and viewport, no touch, US timezone and locale', async () => {
     const r = await engine.fetch(req('/about', { actions: [probe] }));
@@ -346,7 +408,9 @@ describe('emulation', () => {
     assert.equal(j.locale, 'ja-JP');
 
     const from = site.requests.length;
-    const de = await engine.fetch(req('/about', { location: { country: 'DE', languages: ['de-DE', 'de', 'en'] }, actions: [probe] }));
+    const de = await engine.fetch(
+      req('/about', { location: { country: 'DE', languages: ['de-DE', 'de', 'en'] }, actions: [probe] }),
+    );
     const d = de.actions.javascriptReturns[0].value as Probe;
     assert.equal(d.tz, 'Europe/Berlin');
     assert.equal(d.lang, 'de-DE');
@@ -360,11 +424,19 @@ describe('blockAds', () => {
   test('ad and tracker requests are blocked and cookie banners hidden (default)', async () => {
     const from = site.requests.length;
     const r = await engine.fetch(
-      req('/interactive/ads', { actions: [{ type: 'executeJavascript', script: "getComputedStyle(document.getElementById('cookie-consent')).display" }] }),
+      req('/interactive/ads', {
+        actions: [
+          { type: 'executeJavascript', script: "getComputedStyle(document.getElementById('cookie-consent')).display" },
+        ],
+      }),
     );
     assert.ok(r.html.includes(adsText.content));
     assert.ok(!r.html.includes(adsText.injected), 'the ad script did not run');
-    assert.deepEqual(site.requests.slice(from).filter((q) => q.path.startsWith('/ads/')), [], 'no ad request reached the site');
+    assert.deepEqual(
+      site.requests.slice(from).filter((q) => q.path.startsWith('/ads/')),
+      [],
+      'no ad request reached the site',
+    );
     assert.ok(r.blockedAds >= 3, `blocked ${r.blockedAds}`);
     assert.equal(r.actions.javascriptReturns[0].value, 'none');
     assert.ok(r.html.includes('id="cookie-consent"'), 'hidden, not removed from the HTML');
@@ -374,7 +446,12 @@ describe('blockAds', () => {
   test('blockAds: false lets them through', async () => {
     const from = site.requests.length;
     const r = await engine.fetch(
-      req('/interactive/ads', { blockAds: false, actions: [{ type: 'executeJavascript', script: "getComputedStyle(document.getElementById('cookie-consent')).display" }] }),
+      req('/interactive/ads', {
+        blockAds: false,
+        actions: [
+          { type: 'executeJavascript', script: "getComputedStyle(document.getElementById('cookie-consent')).display" },
+        ],
+      }),
     );
     assert.ok(r.html.includes(adsText.injected));
     assert.equal(r.blockedAds, 0);
@@ -391,7 +468,10 @@ describe('blockAds', () => {
       const blocker = await AdBlocker.load([file]);
       assert.ok(blocker.shouldBlock('https://tracker.example/x.js', 'script', 'https://news.example/'));
       assert.ok(blocker.shouldBlock('https://news.example/a/custom-beacon.js', 'script', 'https://news.example/'));
-      assert.ok(blocker.shouldBlock('https://www.googletagmanager.com/gtm.js', 'script', 'https://news.example/'), 'built-in list still applies');
+      assert.ok(
+        blocker.shouldBlock('https://www.googletagmanager.com/gtm.js', 'script', 'https://news.example/'),
+        'built-in list still applies',
+      );
       assert.ok(!blocker.shouldBlock('https://news.example/app.js', 'script', 'https://news.example/'));
       assert.match(blocker.cosmeticCss('https://example.org/'), /\.promo/);
       assert.doesNotMatch(blocker.cosmeticCss('https://news.example/'), /\.promo/);
@@ -562,11 +642,19 @@ describe('SSRF guard', () => {
     const before = site.requests.length;
     const r = await e.fetch(
       req(`${allowed}/about`, {
-        actions: [{ type: 'executeJavascript', script: `return fetch('http://127.0.0.1:${site.port}/headers', {mode: 'no-cors'}).then(() => 'answered', () => 'failed')` }],
+        actions: [
+          {
+            type: 'executeJavascript',
+            script: `return fetch('http://127.0.0.1:${site.port}/headers', {mode: 'no-cors'}).then(() => 'answered', () => 'failed')`,
+          },
+        ],
       }),
     );
     assert.equal(r.status, 200);
-    assert.ok(!site.requests.slice(before).some((q) => q.path === '/headers'), 'the subresource never reached the fixture');
+    assert.ok(
+      !site.requests.slice(before).some((q) => q.path === '/headers'),
+      'the subresource never reached the fixture',
+    );
   });
 
   test('metadata addresses stay blocked with allowPrivateNetwork, also behind a redirect', async () => {

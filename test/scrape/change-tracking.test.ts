@@ -79,10 +79,13 @@ describe('unified diff', () => {
     assert.equal(file.to, 'current');
     assert.equal(file.additions, 2);
     assert.equal(file.deletions, 2);
-    assert.deepEqual(file.chunks.map((c) => [c.content, c.oldStart, c.oldLines, c.newStart, c.newLines]), [
-      ['@@ -1,5 +1,5 @@', 1, 5, 1, 5],
-      ['@@ -15,6 +15,6 @@', 15, 6, 15, 6],
-    ]);
+    assert.deepEqual(
+      file.chunks.map((c) => [c.content, c.oldStart, c.oldLines, c.newStart, c.newLines]),
+      [
+        ['@@ -1,5 +1,5 @@', 1, 5, 1, 5],
+        ['@@ -15,6 +15,6 @@', 15, 6, 15, 6],
+      ],
+    );
     assert.deepEqual(file.chunks[0].changes.slice(0, 3), [
       { type: 'normal', normal: true, ln1: 1, ln2: 1, content: ' line 1' },
       { type: 'del', del: true, ln: 2, content: '-line 2' },
@@ -114,7 +117,9 @@ describe('unified diff', () => {
       const { ops, exact } = diffLines(a, b);
       assert.ok(exact);
       const L = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-      for (let x = a.length - 1; x >= 0; x--) for (let y = b.length - 1; y >= 0; y--) L[x][y] = a[x] === b[y] ? L[x + 1][y + 1] + 1 : Math.max(L[x + 1][y], L[x][y + 1]);
+      for (let x = a.length - 1; x >= 0; x--)
+        for (let y = b.length - 1; y >= 0; y--)
+          L[x][y] = a[x] === b[y] ? L[x + 1][y + 1] + 1 : Math.max(L[x + 1][y], L[x][y + 1]);
       assert.equal(ops.filter((o) => o === 0).length, L[0][0]);
       let i = 0;
       let j = 0;
@@ -172,7 +177,10 @@ test('json changes: top-level fields that differ, deep equality, missing sides a
 });
 
 test('URL keys: normalised, fragment and trailing slash ignored, query sorted', () => {
-  assert.equal(urlKeyForChanges('HTTPS://Example.COM:443/a/?b=2&a=1#top'), urlKeyForChanges('https://example.com/a?a=1&b=2'));
+  assert.equal(
+    urlKeyForChanges('HTTPS://Example.COM:443/a/?b=2&a=1#top'),
+    urlKeyForChanges('https://example.com/a?a=1&b=2'),
+  );
   assert.notEqual(urlKeyForChanges('https://example.com/a'), urlKeyForChanges('https://example.com/b'));
 });
 
@@ -194,10 +202,26 @@ for (const store of storeKinds) {
     test('new → same → changed, with the exact diff', async () => {
       const url = 'https://shop.example/pricing';
       const modes = ['git-diff'] as const;
-      const first = await trackChanges({ db, teamId: teamA, url, markdown: V1, statusCode: 200, modes, scrapedAt: at('1') });
+      const first = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: V1,
+        statusCode: 200,
+        modes,
+        scrapedAt: at('1'),
+      });
       assert.deepEqual(first, { previousScrapeAt: null, changeStatus: 'new', visibility: 'visible' });
 
-      const second = await trackChanges({ db, teamId: teamA, url: 'https://SHOP.example/pricing/#plans', markdown: V1, statusCode: 200, modes, scrapedAt: at('2') });
+      const second = await trackChanges({
+        db,
+        teamId: teamA,
+        url: 'https://SHOP.example/pricing/#plans',
+        markdown: V1,
+        statusCode: 200,
+        modes,
+        scrapedAt: at('2'),
+      });
       assert.deepEqual(second, {
         previousScrapeAt: '2026-01-01T10:00:00.000Z',
         changeStatus: 'same',
@@ -205,7 +229,15 @@ for (const store of storeKinds) {
         diff: { text: '', json: { files: [] } },
       });
 
-      const third = await trackChanges({ db, teamId: teamA, url, markdown: V2, statusCode: 200, modes, scrapedAt: at('3') });
+      const third = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: V2,
+        statusCode: 200,
+        modes,
+        scrapedAt: at('3'),
+      });
       assert.equal(third.previousScrapeAt, '2026-01-02T10:00:00.000Z');
       assert.equal(third.changeStatus, 'changed');
       assert.equal(third.diff?.text, V1_TO_V2);
@@ -229,12 +261,37 @@ for (const store of storeKinds) {
 
     test('tags and teams keep separate histories', async () => {
       const url = 'https://tags.example/';
-      assert.equal((await trackChanges({ db, teamId: teamA, url, markdown: 'v1', statusCode: 200 })).changeStatus, 'new');
-      assert.equal((await trackChanges({ db, teamId: teamA, url, tag: 'daily', markdown: 'v2', statusCode: 200 })).changeStatus, 'new');
-      assert.equal((await trackChanges({ db, teamId: teamB, url, markdown: 'v3', statusCode: 200 })).changeStatus, 'new');
-      const def = await trackChanges({ db, teamId: teamA, url, tag: '', markdown: 'v1', statusCode: 200, modes: ['git-diff'] });
-      assert.equal(def.changeStatus, 'same', 'the default history saw v1, not the tag\'s v2');
-      const daily = await trackChanges({ db, teamId: teamA, url, tag: 'daily', markdown: 'v1', statusCode: 200, modes: ['git-diff'] });
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url, markdown: 'v1', statusCode: 200 })).changeStatus,
+        'new',
+      );
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url, tag: 'daily', markdown: 'v2', statusCode: 200 })).changeStatus,
+        'new',
+      );
+      assert.equal(
+        (await trackChanges({ db, teamId: teamB, url, markdown: 'v3', statusCode: 200 })).changeStatus,
+        'new',
+      );
+      const def = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        tag: '',
+        markdown: 'v1',
+        statusCode: 200,
+        modes: ['git-diff'],
+      });
+      assert.equal(def.changeStatus, 'same', "the default history saw v1, not the tag's v2");
+      const daily = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        tag: 'daily',
+        markdown: 'v1',
+        statusCode: 200,
+        modes: ['git-diff'],
+      });
       assert.equal(daily.changeStatus, 'changed');
       assert.equal(daily.diff?.text, '--- previous\n+++ current\n@@ -1 +1 @@\n-v2\n+v1\n');
       const b = await trackChanges({ db, teamId: teamB, url, markdown: 'v3', statusCode: 200 });
@@ -244,37 +301,91 @@ for (const store of storeKinds) {
     test('removed when the page 404s or comes back empty; new when it reappears', async () => {
       const url = 'https://gone.example/item';
       await trackChanges({ db, teamId: teamA, url, markdown: '# Item\n\nIn stock.', statusCode: 200 });
-      const gone = await trackChanges({ db, teamId: teamA, url, markdown: '# Not Found', statusCode: 404, modes: ['git-diff'] });
+      const gone = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: '# Not Found',
+        statusCode: 404,
+        modes: ['git-diff'],
+      });
       assert.equal(gone.changeStatus, 'removed');
       assert.match(gone.diff?.text ?? '', /^-In stock\.$/m);
-      assert.equal((await trackChanges({ db, teamId: teamA, url, markdown: '# Gone', statusCode: 410 })).changeStatus, 'same', 'still gone');
-      assert.equal((await trackChanges({ db, teamId: teamA, url, markdown: '# Item\n\nBack.', statusCode: 200 })).changeStatus, 'new');
-      assert.equal((await trackChanges({ db, teamId: teamA, url, markdown: '  \n', statusCode: 200 })).changeStatus, 'removed', 'empty page');
-      assert.equal((await trackChanges({ db, teamId: teamA, url: 'https://gone.example/never', markdown: '', statusCode: 404 })).changeStatus, 'new');
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url, markdown: '# Gone', statusCode: 410 })).changeStatus,
+        'same',
+        'still gone',
+      );
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url, markdown: '# Item\n\nBack.', statusCode: 200 })).changeStatus,
+        'new',
+      );
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url, markdown: '  \n', statusCode: 200 })).changeStatus,
+        'removed',
+        'empty page',
+      );
+      assert.equal(
+        (await trackChanges({ db, teamId: teamA, url: 'https://gone.example/never', markdown: '', statusCode: 404 }))
+          .changeStatus,
+        'new',
+      );
     });
 
     test('json mode: field changes against the stored extraction', async () => {
       const url = 'https://json.example/product';
       const modes = ['json'] as const;
-      const first = await trackChanges({ db, teamId: teamA, url, markdown: 'p', statusCode: 200, modes, json: { price: 10, name: 'Widget' } });
+      const first = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: 'p',
+        statusCode: 200,
+        modes,
+        json: { price: 10, name: 'Widget' },
+      });
       assert.equal(first.changeStatus, 'new');
-      assert.deepEqual(first.json, { price: { previous: null, current: 10 }, name: { previous: null, current: 'Widget' } });
-      const second = await trackChanges({ db, teamId: teamA, url, markdown: 'p2', statusCode: 200, modes: ['git-diff', 'json'], json: { price: 12, name: 'Widget' } });
+      assert.deepEqual(first.json, {
+        price: { previous: null, current: 10 },
+        name: { previous: null, current: 'Widget' },
+      });
+      const second = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: 'p2',
+        statusCode: 200,
+        modes: ['git-diff', 'json'],
+        json: { price: 12, name: 'Widget' },
+      });
       assert.equal(second.changeStatus, 'changed');
       assert.deepEqual(second.json, { price: { previous: 10, current: 12 } });
       assert.ok(second.diff);
       // A scrape without json mode keeps the stored extraction for the next json-mode scrape.
       await trackChanges({ db, teamId: teamA, url, markdown: 'p2', statusCode: 200 });
-      const fourth = await trackChanges({ db, teamId: teamA, url, markdown: 'p2', statusCode: 200, modes, json: { price: 12, name: 'Widget 2' } });
+      const fourth = await trackChanges({
+        db,
+        teamId: teamA,
+        url,
+        markdown: 'p2',
+        statusCode: 200,
+        modes,
+        json: { price: 12, name: 'Widget 2' },
+      });
       assert.equal(fourth.changeStatus, 'same');
       assert.deepEqual(fourth.json, { name: { previous: 'Widget', current: 'Widget 2' } });
-      assert.deepEqual((await readSnapshot(db, { teamId: teamA, urlKey: urlKeyForChanges(url), tag: '' }))?.json, { price: 12, name: 'Widget 2' });
+      assert.deepEqual((await readSnapshot(db, { teamId: teamA, urlKey: urlKeyForChanges(url), tag: '' }))?.json, {
+        price: 12,
+        name: 'Widget 2',
+      });
     });
 
     test('concurrent writers form one chain: each compares with exactly one predecessor', async () => {
       const key = { teamId: teamA, urlKey: 'https://race.example/', tag: '' };
       const n = 12;
-      const results = await Promise.all(Array.from({ length: n }, (_, i) => recordSnapshot(db, { ...key, markdown: `v${i}`, statusCode: 200 })));
+      const results = await Promise.all(
+        Array.from({ length: n }, (_, i) => recordSnapshot(db, { ...key, markdown: `v${i}`, statusCode: 200 })),
+      );
       const firsts = results.filter((r) => !r.previous);
       assert.equal(firsts.length, 1, 'exactly one writer saw no predecessor');
       const prevs = results.flatMap((r) => (r.previous ? [r.previous.markdown] : []));

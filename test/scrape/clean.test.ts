@@ -78,9 +78,18 @@ describe('excludeTags and includeTags', () => {
   });
 
   test('invalid selectors are a 400', () => {
-    assert.throws(() => clean(page, { includeTags: ['p', 'div[unclosed'] }), (e: any) => e.statusCode === 400 && /div\[unclosed/.test(e.message));
-    assert.throws(() => clean(page, { excludeTags: ['::'] }), (e: any) => e.statusCode === 400);
-    assert.throws(() => validateSelectors(['a', '>>>'], 'includeTags'), (e: any) => e.code === 'BAD_REQUEST');
+    assert.throws(
+      () => clean(page, { includeTags: ['p', 'div[unclosed'] }),
+      (e: any) => e.statusCode === 400 && /div\[unclosed/.test(e.message),
+    );
+    assert.throws(
+      () => clean(page, { excludeTags: ['::'] }),
+      (e: any) => e.statusCode === 400,
+    );
+    assert.throws(
+      () => validateSelectors(['a', '>>>'], 'includeTags'),
+      (e: any) => e.code === 'BAD_REQUEST',
+    );
     validateSelectors(['a', 'div > p.x', '[data-x="1"]']);
   });
 });
@@ -117,7 +126,10 @@ describe('blockAds', () => {
 
   test('removes ads and consent banners by class/id tokens, keeps look-alikes', () => {
     const t = text(html, { blockAds: true });
-    assert.equal(t, 'masthead\nheader class\ndownload\nshadow\nreadme\naddress\nloading\nbadge\ncookie recipe\nadventure\nnewsletter archive');
+    assert.equal(
+      t,
+      'masthead\nheader class\ndownload\nshadow\nreadme\naddress\nloading\nbadge\ncookie recipe\nadventure\nnewsletter archive',
+    );
   });
 
   test('is on by default and keeps everything when off', () => {
@@ -127,7 +139,9 @@ describe('blockAds', () => {
   });
 
   test('an "ad" element holding most of the page is not removed', () => {
-    const t = text(`<body><div class="cookie-banner-wrapper">${prose('Recipe', 10)}</div><div class="ad">x</div></body>`);
+    const t = text(
+      `<body><div class="cookie-banner-wrapper">${prose('Recipe', 10)}</div><div class="ad">x</div></body>`,
+    );
     assert.match(t, /Recipe sentence number 9/);
   });
 });
@@ -147,14 +161,25 @@ describe('onlyMainContent', () => {
     const t = text(page, { onlyMainContent: true, blockAds: false });
     assert.match(t, /^Headline\nBody sentence number 0/);
     assert.match(t, /Second sentence number 5/);
-    for (const s of ['Skip to content', 'Logo', 'Home', 'Share on X', 'Related one', 'reader comment', 'Sidebar', 'Copyright', 'cookies']) {
+    for (const s of [
+      'Skip to content',
+      'Logo',
+      'Home',
+      'Share on X',
+      'Related one',
+      'reader comment',
+      'Sidebar',
+      'Copyright',
+      'cookies',
+    ]) {
       assert.doesNotMatch(t, new RegExp(s), s);
     }
   });
 
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
-    for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies']) assert.match(t, new RegExp(s), s);
+    for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])
+      assert.match(t, new RegExp(s), s);
   });
 
   test('keeps the page title when it sits outside the article body', () => {
@@ -171,21 +196,36 @@ describe('onlyMainContent', () => {
       <ul><li>first item</li><li>second item</li></ul>
       <figure><img src="x.png" alt="x"><figcaption>A caption</figcaption></figure></div></body>`;
     const t = text(html, { onlyMainContent: true });
-    for (const s of ['Key', 'Value', '# keep this comment', 'print\\(1\\)', 'first item', 'A caption']) assert.match(t, new RegExp(s), s);
+    for (const s of ['Key', 'Value', '# keep this comment', 'print\\(1\\)', 'first item', 'A caption'])
+      assert.match(t, new RegExp(s), s);
     assert.doesNotMatch(t, /Home/);
   });
 
   test('forum threads keep their posts even when marked as comments', () => {
-    const posts = Array.from({ length: 4 }, (_, i) => `<div class="comment post"><div class="author"><a href="/u/${i}">user${i}</a></div><p>${`Post ${i} says something substantial about the topic at hand. `.repeat(3)}</p></div>`).join('');
-    const t = text(`<body><header><a href="/">Forum</a></header><div class="thread"><h1>Thread title</h1>${posts}</div><footer>Forum footer text</footer></body>`, { onlyMainContent: true });
+    const posts = Array.from(
+      { length: 4 },
+      (_, i) =>
+        `<div class="comment post"><div class="author"><a href="/u/${i}">user${i}</a></div><p>${`Post ${i} says something substantial about the topic at hand. `.repeat(3)}</p></div>`,
+    ).join('');
+    const t = text(
+      `<body><header><a href="/">Forum</a></header><div class="thread"><h1>Thread title</h1>${posts}</div><footer>Forum footer text</footer></body>`,
+      { onlyMainContent: true },
+    );
     assert.match(t, /Thread title/);
     for (let i = 0; i < 4; i++) assert.match(t, new RegExp(`Post ${i} says`));
     assert.doesNotMatch(t, /Forum footer/);
   });
 
   test('a listing page keeps every item', () => {
-    const items = Array.from({ length: 5 }, (_, i) => `<article class="card"><h2><a href="/p/${i}">Item title ${i}</a></h2><p>${`Excerpt ${i} of the post, describing it briefly. `.repeat(2)}</p></article>`).join('');
-    const t = text(`<body><nav><a href="/">Home</a><a href="/b">Blog</a></nav><main><h1>Archive</h1>${items}</main></body>`, { onlyMainContent: true });
+    const items = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `<article class="card"><h2><a href="/p/${i}">Item title ${i}</a></h2><p>${`Excerpt ${i} of the post, describing it briefly. `.repeat(2)}</p></article>`,
+    ).join('');
+    const t = text(
+      `<body><nav><a href="/">Home</a><a href="/b">Blog</a></nav><main><h1>Archive</h1>${items}</main></body>`,
+      { onlyMainContent: true },
+    );
     assert.match(t, /^Archive/);
     for (let i = 0; i < 5; i++) assert.match(t, new RegExp(`Item title ${i}\\nExcerpt ${i}`));
     assert.doesNotMatch(t, /Home/);
@@ -193,7 +233,10 @@ describe('onlyMainContent', () => {
 
   test('never empty when the body has text: falls back to the body without its layout, then the whole body', () => {
     // Only boilerplate-looking text.
-    const t1 = text(`<body><header><a href="/">Site</a></header><div class="sidebar"><p>The only real text is in a sidebar.</p></div><footer>Footer</footer></body>`, { onlyMainContent: true });
+    const t1 = text(
+      `<body><header><a href="/">Site</a></header><div class="sidebar"><p>The only real text is in a sidebar.</p></div><footer>Footer</footer></body>`,
+      { onlyMainContent: true },
+    );
     assert.match(t1, /The only real text is in a sidebar\./);
     assert.doesNotMatch(t1, /Footer/);
     // Only navigation.

@@ -4,7 +4,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from 'node:http';
+import {
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  createServer,
+  request as httpRequest,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,10 +36,15 @@ const routes: Record<string, Handler> = {
   '/chain/3': (_req, res) => res.writeHead(308, { location: '/page' }).end(),
   '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
   '/meta': (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><meta http-equiv="refresh" content="0; url=/page"></head></html>'),
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<html><head><meta http-equiv="refresh" content="0; url=/page"></head></html>'),
   '/meta-slow': (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<meta http-equiv="refresh" content="30; url=/page"><p>stay</p>'),
-  '/set-cookie': (_req, res) => res.writeHead(302, { location: '/echo', 'set-cookie': 'session=abc123; Path=/; HttpOnly' }).end(),
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<meta http-equiv="refresh" content="30; url=/page"><p>stay</p>'),
+  '/set-cookie': (_req, res) =>
+    res.writeHead(302, { location: '/echo', 'set-cookie': 'session=abc123; Path=/; HttpOnly' }).end(),
   // Redirects to the same path on another host name of this server (?to=host), setting a host-only
   // cookie and, with ?domain=, a Domain cookie on the way.
   '/elsewhere': (req, res) => {
@@ -42,11 +53,17 @@ const routes: Record<string, Handler> = {
     res.writeHead(302, { location: `http://${q.get('to')}:${req.socket.localPort}/echo`, 'set-cookie': cookies }).end();
   },
   '/echo': (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers)),
-  '/gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync('<p>zipped</p>')),
-  '/br': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' }).end(brotliCompressSync('<p>brotli</p>')),
+  '/gzip': (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync('<p>zipped</p>')),
+  '/br': (_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' })
+      .end(brotliCompressSync('<p>brotli</p>')),
   '/big': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(200_000)),
   '/bomb': (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(5_000_000, 'a'))),
+    res
+      .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
+      .end(gzipSync(Buffer.alloc(5_000_000, 'a'))),
   '/slow': (_req, res) => {
     const t = setTimeout(() => res.end('late'), 5000);
     res.on('close', () => clearTimeout(t));
@@ -117,11 +134,19 @@ describe('redirects', () => {
 });
 
 describe('the caller’s headers and cookies on a redirect to another host', () => {
-  const secret = { Authorization: 'Bearer s3cret', 'X-Api-Key': 'k', Cookie: 'mine=1', 'X-Custom': 'c', 'User-Agent': 'MyAgent/1' };
+  const secret = {
+    Authorization: 'Bearer s3cret',
+    'X-Api-Key': 'k',
+    Cookie: 'mine=1',
+    'X-Custom': 'c',
+    'User-Agent': 'MyAgent/1',
+  };
 
   test('credentials stay with the host asked for; the rest goes along', async () => {
     const port = new URL(origin).port;
-    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost`, { headers: secret }));
+    const r = await engine().fetch(
+      req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost`, { headers: secret }),
+    );
     assert.equal(r.url, `http://b.other.localhost:${port}/echo`);
     const seen = JSON.parse(r.body.toString()) as Record<string, string>;
     assert.equal(seen.authorization, undefined);
@@ -133,7 +158,9 @@ describe('the caller’s headers and cookies on a redirect to another host', () 
 
   test('the same host on another path keeps them all, with the cookies it set', async () => {
     const port = new URL(origin).port;
-    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=a.test.localhost`, { headers: secret }));
+    const r = await engine().fetch(
+      req(`http://a.test.localhost:${port}/elsewhere?to=a.test.localhost`, { headers: secret }),
+    );
     const seen = JSON.parse(r.body.toString()) as Record<string, string>;
     assert.equal(seen.authorization, 'Bearer s3cret');
     assert.equal(seen['x-api-key'], 'k');
@@ -142,24 +169,48 @@ describe('the caller’s headers and cookies on a redirect to another host', () 
 
   test('a Domain cookie goes to the domain’s other hosts, a host-only one does not', async () => {
     const port = new URL(origin).port;
-    const r = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.test.localhost&domain=test.localhost`));
+    const r = await engine().fetch(
+      req(`http://a.test.localhost:${port}/elsewhere?to=b.test.localhost&domain=test.localhost`),
+    );
     assert.equal(JSON.parse(r.body.toString()).cookie, 'shared=2');
     // A Domain the setting host is not part of, or one without a dot, is refused.
-    const away = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost&domain=other.localhost`));
+    const away = await engine().fetch(
+      req(`http://a.test.localhost:${port}/elsewhere?to=b.other.localhost&domain=other.localhost`),
+    );
     assert.equal(JSON.parse(away.body.toString()).cookie, undefined);
     const tld = await engine().fetch(req(`http://a.test.localhost:${port}/elsewhere?to=b.localhost&domain=localhost`));
     assert.equal(JSON.parse(tld.body.toString()).cookie, undefined);
   });
 
   test('which headers count as credentials; https never hands them down to http', () => {
-    for (const h of ['Authorization', 'proxy-authorization', 'Cookie', 'X-Api-Key', 'api-key', 'X-Auth-Token', 'X-Session-Id', 'X-Client-Secret', 'X-Shopify-Access-Token', 'X-Stripe-Key']) {
+    for (const h of [
+      'Authorization',
+      'proxy-authorization',
+      'Cookie',
+      'X-Api-Key',
+      'api-key',
+      'X-Auth-Token',
+      'X-Session-Id',
+      'X-Client-Secret',
+      'X-Shopify-Access-Token',
+      'X-Stripe-Key',
+    ]) {
       assert.ok(isCredentialHeader(h), h);
     }
-    for (const h of ['User-Agent', 'Accept', 'Accept-Language', 'Referer', 'X-Custom', 'X-Requested-With', 'DNT']) assert.ok(!isCredentialHeader(h), h);
+    for (const h of ['User-Agent', 'Accept', 'Accept-Language', 'Referer', 'X-Custom', 'X-Requested-With', 'DNT'])
+      assert.ok(!isCredentialHeader(h), h);
     const headers = { Authorization: 'a', Accept: 'text/html' };
-    assert.deepEqual(callerHeadersFor(headers, new URL('http://example.com/'), new URL('https://EXAMPLE.com/x')), headers, 'an upgrade to https keeps them');
-    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('http://example.com/x')), { Accept: 'text/html' });
-    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('https://www.example.com/')), { Accept: 'text/html' });
+    assert.deepEqual(
+      callerHeadersFor(headers, new URL('http://example.com/'), new URL('https://EXAMPLE.com/x')),
+      headers,
+      'an upgrade to https keeps them',
+    );
+    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('http://example.com/x')), {
+      Accept: 'text/html',
+    });
+    assert.deepEqual(callerHeadersFor(headers, new URL('https://example.com/'), new URL('https://www.example.com/')), {
+      Accept: 'text/html',
+    });
   });
 });
 
@@ -169,10 +220,16 @@ describe('request', () => {
     const desktop = JSON.parse((await e.fetch(req(`${origin}/echo`))).body.toString());
     assert.equal(desktop['user-agent'], DESKTOP_USER_AGENT);
     assert.equal(desktop['accept-language'], 'en-US,en;q=0.9');
-    const mobile = JSON.parse((await e.fetch(req(`${origin}/echo`, { mobile: true, languages: ['de-DE', 'fr'] }))).body.toString());
+    const mobile = JSON.parse(
+      (await e.fetch(req(`${origin}/echo`, { mobile: true, languages: ['de-DE', 'fr'] }))).body.toString(),
+    );
     assert.equal(mobile['user-agent'], MOBILE_USER_AGENT);
     assert.equal(mobile['accept-language'], 'de-DE,fr;q=0.9');
-    const custom = JSON.parse((await e.fetch(req(`${origin}/echo`, { headers: { 'User-Agent': 'MyBot/1.0', 'X-Test': 'yes' } }))).body.toString());
+    const custom = JSON.parse(
+      (
+        await e.fetch(req(`${origin}/echo`, { headers: { 'User-Agent': 'MyBot/1.0', 'X-Test': 'yes' } }))
+      ).body.toString(),
+    );
     assert.equal(custom['user-agent'], 'MyBot/1.0');
     assert.equal(custom['x-test'], 'yes');
   });
@@ -233,13 +290,18 @@ describe('SSRF', () => {
   });
 
   test('a name resolving to a private address is refused after DNS', async () => {
-    const e = engine({ allowPrivateNetwork: false, ssrf: { resolver: async () => [{ address: '10.1.2.3', family: 4 }] } });
+    const e = engine({
+      allowPrivateNetwork: false,
+      ssrf: { resolver: async () => [{ address: '10.1.2.3', family: 4 }] },
+    });
     await rejectsWith(e.fetch(req('http://intranet.test/')), 'SCRAPE_BLOCKED_URL', 403);
   });
 
   test('a redirect from an allowed host to a private address is refused', async () => {
     const port = new URL(origin).port;
-    const redirector = createServer((_rq, rs) => rs.writeHead(302, { location: `http://127.0.0.1:${port}/page` }).end());
+    const redirector = createServer((_rq, rs) =>
+      rs.writeHead(302, { location: `http://127.0.0.1:${port}/page` }).end(),
+    );
     const redirectorPort = new URL(await listen(redirector)).port;
     try {
       // "public.test" stands for a public site: it resolves to loopback here, and only that name is let through.
@@ -264,11 +326,30 @@ describe('TLS', () => {
   let dir: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gleaner-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
-      stdio: 'ignore',
-    });
-    httpsServer = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_rq, rs) =>
-      rs.writeHead(200, { 'content-type': 'text/html' }).end('<p>secure</p>'),
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    httpsServer = createHttpsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_rq, rs) => rs.writeHead(200, { 'content-type': 'text/html' }).end('<p>secure</p>'),
     );
     await new Promise<void>((r) => httpsServer.listen(0, '127.0.0.1', r));
     httpsOrigin = `https://127.0.0.1:${(httpsServer.address() as AddressInfo).port}`;
@@ -337,7 +418,11 @@ describe('proxies', () => {
 
   test('through a proxy the target is still judged by the SSRF guard', async () => {
     const before = tunnels;
-    await rejectsWith(engine({ proxyUrl, allowPrivateNetwork: false }).fetch(req(`${origin}/page`)), 'SCRAPE_BLOCKED_URL', 403);
+    await rejectsWith(
+      engine({ proxyUrl, allowPrivateNetwork: false }).fetch(req(`${origin}/page`)),
+      'SCRAPE_BLOCKED_URL',
+      403,
+    );
     assert.equal(tunnels, before, 'nothing was sent to the proxy');
   });
 });

@@ -20,7 +20,8 @@ describe('main content: corpus F1', () => {
 
   test('the corpus has at least 15 pages, each with its expected text', () => {
     assert.ok(pages.length >= 15, `${pages.length} pages`);
-    for (const f of pages) assert.ok(readFileSync(dir + f.replace(/\.html$/, '.expected.txt'), 'utf8').trim().length > 100, f);
+    for (const f of pages)
+      assert.ok(readFileSync(dir + f.replace(/\.html$/, '.expected.txt'), 'utf8').trim().length > 100, f);
   });
 
   for (const f of pages) {
@@ -30,7 +31,10 @@ describe('main content: corpus F1', () => {
       const got = blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
       const { precision, recall, f1 } = tokenF1(got, expected);
       scores.push(f1);
-      assert.ok(f1 >= 0.8, `${f}: F1 ${f1.toFixed(3)} (precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)})\n--- got ---\n${got}`);
+      assert.ok(
+        f1 >= 0.8,
+        `${f}: F1 ${f1.toFixed(3)} (precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)})\n--- got ---\n${got}`,
+      );
     });
   }
 

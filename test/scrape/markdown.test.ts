@@ -27,7 +27,9 @@ function diff(expected: string, actual: string): string {
   const a = expected.split('\n');
   const b = actual.split('\n');
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   const out: string[] = [];
   let i = 0;
   let j = 0;
@@ -67,7 +69,8 @@ describe('golden cases', () => {
       const html = readFileSync(`${dir}${name}.html`, 'utf8');
       const expected = readFileSync(`${dir}${name}.md`, 'utf8').replace(/\n$/, '');
       const actual = htmlToMarkdown(html, optionsOf(html));
-      if (actual !== expected) assert.fail(`${name}: output differs from ${name}.md (- expected, + actual):\n${diff(expected, actual)}`);
+      if (actual !== expected)
+        assert.fail(`${name}: output differs from ${name}.md (- expected, + actual):\n${diff(expected, actual)}`);
       assertWellFormed(actual, name);
     });
   }
@@ -113,10 +116,47 @@ describe('properties', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 4294967296;
     };
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
-    const tags = 'p div span b i em strong a ul ol li table tr td th thead pre code blockquote h1 h3 br hr img dl dt dd figure figcaption s sup input label'.split(' ');
-    const texts = ['text', ' ', '\n  ', '*', '_x_', '`', '[a](b)', '#', '- ', '1. ', '|', '&amp;', '&lt;p&gt;', '\\', '!', '~~', '&nbsp;', '<', '>', '   spaced   '];
-    const attrs = ['', ' href="/l"', ' href="javascript:x"', ' src="/i.png"', ' src="data:image/png;base64,AA"', ' colspan="3"', ' rowspan="0"', ' hidden', ' class="language-js"', ' type="checkbox" checked', ' start="-4"', ' style="display:none"'];
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+    const tags =
+      'p div span b i em strong a ul ol li table tr td th thead pre code blockquote h1 h3 br hr img dl dt dd figure figcaption s sup input label'.split(
+        ' ',
+      );
+    const texts = [
+      'text',
+      ' ',
+      '\n  ',
+      '*',
+      '_x_',
+      '`',
+      '[a](b)',
+      '#',
+      '- ',
+      '1. ',
+      '|',
+      '&amp;',
+      '&lt;p&gt;',
+      '\\',
+      '!',
+      '~~',
+      '&nbsp;',
+      '<',
+      '>',
+      '   spaced   ',
+    ];
+    const attrs = [
+      '',
+      ' href="/l"',
+      ' href="javascript:x"',
+      ' src="/i.png"',
+      ' src="data:image/png;base64,AA"',
+      ' colspan="3"',
+      ' rowspan="0"',
+      ' hidden',
+      ' class="language-js"',
+      ' type="checkbox" checked',
+      ' start="-4"',
+      ' style="display:none"',
+    ];
     for (let doc = 0; doc < 300; doc++) {
       let html = '';
       for (let k = 0, n = 20 + Math.floor(rnd() * 200); k < n; k++) {

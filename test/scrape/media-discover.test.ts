@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseDocument } from 'htmlparser2';
 import { extractStructuredData } from '../../src/extractors/structured-data.ts';
-import { type MediaCandidate, candidatesFor, directMedia, discoverMedia, isMediaFile } from '../../src/scrape/media/discover.ts';
+import {
+  type MediaCandidate,
+  candidatesFor,
+  directMedia,
+  discoverMedia,
+  isMediaFile,
+} from '../../src/scrape/media/discover.ts';
 import { sniffMedia } from '../../src/documents/sniff.ts';
 
 const BASE = 'https://example.test/watch/page.html';
@@ -20,7 +26,8 @@ function discover(html: string): MediaCandidate[] {
 const urls = (list: MediaCandidate[]) => list.map((c) => c.url);
 
 // The first bytes of media files, as ffmpeg writes them.
-const box = (type: string, brand: string) => Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from(type + brand), Buffer.alloc(20)]);
+const box = (type: string, brand: string) =>
+  Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from(type + brand), Buffer.alloc(20)]);
 const MP4 = box('ftyp', 'isom');
 const M4A = box('ftyp', 'M4A ');
 const ID3 = Buffer.concat([Buffer.from('ID3'), Buffer.from([4, 0, 0, 0, 0, 0, 0x23])]);
@@ -40,12 +47,20 @@ describe('media discovery', () => {
     const found = discover(
       '<video src="blob:https://example.test/1234"><source src="data:video/mp4;base64,AAAA"><source src="/v.webm" type="video/webm"><source src="/v.mp4" type="video/mp4"></video>',
     );
-    assert.deepEqual(found, [{ url: 'https://example.test/v.webm', track: 'video', from: 'source', mimeType: 'video/webm' }]);
+    assert.deepEqual(found, [
+      { url: 'https://example.test/v.webm', track: 'video', from: 'source', mimeType: 'video/webm' },
+    ]);
   });
 
   test('a larger declared player ranks before a small decorative loop; undeclared sizes keep page order', () => {
-    const found = discover('<video src="/loop.mp4" width="40" height="30"></video><video src="/other.mp4"></video><video src="/main.mp4" width="640" height="360"></video>');
-    assert.deepEqual(urls(found), ['https://example.test/main.mp4', 'https://example.test/loop.mp4', 'https://example.test/other.mp4']);
+    const found = discover(
+      '<video src="/loop.mp4" width="40" height="30"></video><video src="/other.mp4"></video><video src="/main.mp4" width="640" height="360"></video>',
+    );
+    assert.deepEqual(urls(found), [
+      'https://example.test/main.mp4',
+      'https://example.test/loop.mp4',
+      'https://example.test/other.mp4',
+    ]);
     assert.equal(found[0].area, 640 * 360);
   });
 
@@ -74,7 +89,14 @@ describe('media discovery', () => {
         '@context': 'https://schema.org',
         '@graph': [
           { '@type': 'VideoObject', name: 'Clip', embedUrl: 'https://player.test/e/1', contentUrl: '/media/clip.m3u8' },
-          { '@type': 'PodcastEpisode', associatedMedia: { '@type': 'AudioObject', contentUrl: 'https://cdn.test/ep1.mp3', encodingFormat: 'audio/mpeg' } },
+          {
+            '@type': 'PodcastEpisode',
+            associatedMedia: {
+              '@type': 'AudioObject',
+              contentUrl: 'https://cdn.test/ep1.mp3',
+              encodingFormat: 'audio/mpeg',
+            },
+          },
         ],
       })}</script>` +
         '<div itemscope itemtype="https://schema.org/VideoObject"><link itemprop="contentUrl" href="/micro.mp4"></div>',
@@ -90,23 +112,37 @@ describe('media discovery', () => {
   });
 
   test('the same URL found several ways counts once, where it was found first; fragments dropped', () => {
-    const found = discover('<head><meta property="og:video" content="/v.mp4"></head><body><video src="/v.mp4#t=10"></video></body>');
+    const found = discover(
+      '<head><meta property="og:video" content="/v.mp4"></head><body><video src="/v.mp4#t=10"></video></body>',
+    );
     assert.deepEqual(found, [{ url: 'https://example.test/v.mp4', track: 'video', from: 'video-element' }]);
   });
 
   test('no media, or only URLs that cannot be downloaded: nothing', () => {
     assert.deepEqual(discover('<p>Words.</p><img src="/a.png"><iframe src="https://player.test/e/1"></iframe>'), []);
-    assert.deepEqual(discover('<video src="blob:x"></video><audio src="javascript:void 0"></audio><video src="ftp://x.test/a.mp4"></video>'), []);
+    assert.deepEqual(
+      discover(
+        '<video src="blob:x"></video><audio src="javascript:void 0"></audio><video src="ftp://x.test/a.mp4"></video>',
+      ),
+      [],
+    );
   });
 
   test('the scrape URL itself: media by type, manifests by type or by their first bytes', () => {
     const none = Buffer.alloc(0);
-    assert.deepEqual(directMedia('https://x.test/v', 'video/mp4', none), { url: 'https://x.test/v', track: 'video', from: 'direct', mimeType: 'video/mp4' });
+    assert.deepEqual(directMedia('https://x.test/v', 'video/mp4', none), {
+      url: 'https://x.test/v',
+      track: 'video',
+      from: 'direct',
+      mimeType: 'video/mp4',
+    });
     assert.equal(directMedia('https://x.test/a', 'audio/mpeg; charset=binary', none)?.track, 'audio');
     assert.ok(directMedia('https://x.test/a', 'audio/mpegurl', Buffer.from('#EXTM3U\n')));
     assert.ok(directMedia('https://x.test/p', 'text/plain', Buffer.from('\uFEFF#EXTM3U\n#EXTINF:1,\na.ts\n')));
     assert.ok(directMedia('https://x.test/m', 'application/dash+xml', none));
-    assert.ok(directMedia('https://x.test/m', 'application/xml', Buffer.from('<?xml version="1.0"?>\n<MPD type="static">')));
+    assert.ok(
+      directMedia('https://x.test/m', 'application/xml', Buffer.from('<?xml version="1.0"?>\n<MPD type="static">')),
+    );
     assert.equal(directMedia('https://x.test/', 'text/html', Buffer.from('<html>')), undefined);
     assert.equal(isMediaFile('video/mp4', none), true);
     assert.equal(isMediaFile('audio/x-mpegurl', Buffer.from('#EXTM3U\n')), false, 'a playlist is read as the page');
@@ -115,14 +151,25 @@ describe('media discovery', () => {
 
   test('served as application/octet-stream (or untyped): the first bytes decide, manifests included', () => {
     for (const type of ['application/octet-stream', 'binary/octet-stream', '']) {
-      assert.deepEqual(directMedia('https://x.test/clip.mp4', type, MP4), { url: 'https://x.test/clip.mp4', track: 'video', from: 'direct', ...(type ? { mimeType: type } : {}) });
+      assert.deepEqual(directMedia('https://x.test/clip.mp4', type, MP4), {
+        url: 'https://x.test/clip.mp4',
+        track: 'video',
+        from: 'direct',
+        ...(type ? { mimeType: type } : {}),
+      });
       assert.equal(isMediaFile(type, MP4), true, type);
     }
     const octet = 'application/octet-stream';
     assert.equal(directMedia('https://x.test/a.mp3', octet, ID3)?.track, 'audio');
     assert.equal(directMedia('https://x.test/a.m4a', octet, M4A)?.track, 'audio');
     assert.ok(directMedia('https://x.test/p.m3u8', octet, Buffer.from('#EXTM3U\n#EXTINF:1,\na.ts\n')));
-    assert.ok(directMedia('https://x.test/m.mpd', octet, Buffer.from('<?xml version="1.0"?>\n<!-- by ffmpeg -->\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011">')));
+    assert.ok(
+      directMedia(
+        'https://x.test/m.mpd',
+        octet,
+        Buffer.from('<?xml version="1.0"?>\n<!-- by ffmpeg -->\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011">'),
+      ),
+    );
     assert.equal(isMediaFile(octet, Buffer.from('#EXTM3U\n')), false, 'a manifest is read as the page, not skipped');
     // Not media, or a type that says what it is: not sniffed.
     assert.equal(directMedia('https://x.test/f.bin', octet, Buffer.from('%PDF-1.7\n')), undefined);
@@ -136,7 +183,11 @@ describe('media discovery', () => {
     const cases: [string, Buffer, ReturnType<typeof sniffMedia>][] = [
       ['mp4', MP4, { kind: 'file', track: 'video' }],
       ['m4a', M4A, { kind: 'file', track: 'audio' }],
-      ['mov without ftyp', Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from('wide')]), { kind: 'file', track: 'video' }],
+      [
+        'mov without ftyp',
+        Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from('wide')]),
+        { kind: 'file', track: 'video' },
+      ],
       ['webm', Buffer.from([0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81]), { kind: 'file', track: 'video' }],
       ['mpeg-ts', TS, { kind: 'file', track: 'video' }],
       ['id3', ID3, { kind: 'file', track: 'audio' }],

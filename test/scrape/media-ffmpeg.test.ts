@@ -25,7 +25,10 @@ let origin: string;
 const requests: string[] = [];
 
 before(async () => {
-  assert.ok(isExecutable('ffmpeg') && isExecutable('ffprobe'), 'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)');
+  assert.ok(
+    isExecutable('ffmpeg') && isExecutable('ffprobe'),
+    'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)',
+  );
   dir = await mkdtemp(join(tmpdir(), 'gleaner-ffmpeg-test-'));
   server = createServer((req, res) => {
     requests.push(req.url ?? '');
@@ -34,14 +37,47 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await run('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc=duration=2:size=96x64:rate=10',
-    '-f', 'lavfi', '-i', 'sine=frequency=500:duration=2',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
-    '-f', 'mpegts', join(dir, 'clip.ts'),
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=duration=2:size=96x64:rate=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=500:duration=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    '-f',
+    'mpegts',
+    join(dir, 'clip.ts'),
   ]);
   // Two minutes of FLAC silence: about 25 kB, and about 480 kB once encoded as MP3.
-  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo', '-t', '120', '-c:a', 'flac', join(dir, 'silence.flac')]);
+  await run('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'anullsrc=r=44100:cl=stereo',
+    '-t',
+    '120',
+    '-c:a',
+    'flac',
+    join(dir, 'silence.flac'),
+  ]);
 });
 
 /**
@@ -67,7 +103,7 @@ function alive(pid: number): boolean {
 }
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; !(await check()); ) {
+  for (const deadline = Date.now() + 10_000; !(await check());) {
     assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -88,14 +124,26 @@ describe('ffmpeg on local files only', () => {
     const disguised: [string, string, RegExp][] = [
       ['playlist.mp4', `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n${origin}/segment.ts\n#EXT-X-ENDLIST\n`, guarded],
       ['local.bin', '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n', guarded],
-      ['stream.sdp', 'v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video 5004 RTP/AVP 96\n', guarded],
+      [
+        'stream.sdp',
+        'v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=video 5004 RTP/AVP 96\n',
+        guarded,
+      ],
       ['concat.mp4', `ffconcat version 1.0\nfile ${origin}/part.ts\n`, guarded],
     ];
     for (const [name, text, reason] of disguised) {
       const path = join(dir, name);
       await writeFile(path, text);
-      await assert.rejects(ffmpeg.probe(path, signal()), (err: Error) => err instanceof FfmpegFailed && reason.test(err.message), name);
-      await assert.rejects(ffmpeg.extractMp3(path, join(dir, `${name}.mp3`), signal()), (err: Error) => err instanceof FfmpegFailed && reason.test(err.message), name);
+      await assert.rejects(
+        ffmpeg.probe(path, signal()),
+        (err: Error) => err instanceof FfmpegFailed && reason.test(err.message),
+        name,
+      );
+      await assert.rejects(
+        ffmpeg.extractMp3(path, join(dir, `${name}.mp3`), signal()),
+        (err: Error) => err instanceof FfmpegFailed && reason.test(err.message),
+        name,
+      );
     }
     assert.deepEqual(requests, [], 'no request left ffmpeg');
   });
@@ -115,13 +163,19 @@ describe('ffmpeg on local files only', () => {
 
     const videoOnly = join(dir, 'video-only.mp4');
     await ffmpeg.remuxToMp4([{ path: join(dir, 'clip.ts'), streams: 'video' }], videoOnly, signal());
-    assert.deepEqual((await ffmpeg.probe(videoOnly, signal())).streams.map((s) => s.type), ['video']);
+    assert.deepEqual(
+      (await ffmpeg.probe(videoOnly, signal())).streams.map((s) => s.type),
+      ['video'],
+    );
 
     const mp3 = join(dir, 'clip.mp3');
     await ffmpeg.extractMp3(mp4, mp3, signal());
     const audio = await ffmpeg.probe(mp3, signal());
     assert.deepEqual(mediaType(audio), { mimeType: 'audio/mpeg', ext: 'mp3' });
-    assert.deepEqual(audio.streams.map((s) => `${s.type}:${s.codec}`), ['audio:mp3']);
+    assert.deepEqual(
+      audio.streams.map((s) => `${s.type}:${s.codec}`),
+      ['audio:mp3'],
+    );
     await assert.rejects(ffmpeg.extractMp3(videoOnly, join(dir, 'none.mp3'), signal()), FfmpegFailed, 'no audio track');
   });
 
@@ -131,19 +185,33 @@ describe('ffmpeg on local files only', () => {
     assert.ok(source < maxBytes / 4, `the source fits well under the cap (${source})`);
     const capped = new Ffmpeg({ ...OPTIONS, maxBytes });
     const out = join(dir, 'silence-capped.mp3');
-    await assert.rejects(capped.extractMp3(join(dir, 'silence.flac'), out, signal()), (err: unknown) => err instanceof FfmpegOutputTooLarge && err.maxBytes === maxBytes);
+    await assert.rejects(
+      capped.extractMp3(join(dir, 'silence.flac'), out, signal()),
+      (err: unknown) => err instanceof FfmpegOutputTooLarge && err.maxBytes === maxBytes,
+    );
     // ffmpeg stopped at the cap rather than writing the whole file.
     assert.ok((await stat(out)).size < maxBytes + 64 * 1024, String((await stat(out)).size));
     const whole = join(dir, 'silence.mp3');
     await ffmpeg.extractMp3(join(dir, 'silence.flac'), whole, signal());
     assert.ok((await stat(whole)).size > maxBytes, 'uncapped, the MP3 is larger than the cap');
     // A remux is capped the same way.
-    await assert.rejects(new Ffmpeg({ ...OPTIONS, maxBytes: 10_000 }).remuxToMp4([{ path: join(dir, 'clip.ts'), streams: 'all' }], join(dir, 'capped.mp4'), signal()), FfmpegOutputTooLarge);
+    await assert.rejects(
+      new Ffmpeg({ ...OPTIONS, maxBytes: 10_000 }).remuxToMp4(
+        [{ path: join(dir, 'clip.ts'), streams: 'all' }],
+        join(dir, 'capped.mp4'),
+        signal(),
+      ),
+      FfmpegOutputTooLarge,
+    );
   });
 
   test('an aborted run is killed (the process is gone) and rejects with the reason', async () => {
     const log = join(dir, 'abort.log');
-    const slow = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('sleepy-probe', log, 'exec sleep 30'), maxProcesses: 1 });
+    const slow = new Ffmpeg({
+      ...OPTIONS,
+      ffprobePath: await fakeProbe('sleepy-probe', log, 'exec sleep 30'),
+      maxProcesses: 1,
+    });
     const controller = new AbortController();
     const running = slow.probe(join(dir, 'clip.ts'), controller.signal);
     await until(async () => (await logLines(log)).length === 1, 'the process to start');
@@ -157,9 +225,13 @@ describe('ffmpeg on local files only', () => {
     assert.deepEqual(await quick.probe(join(dir, 'clip.ts'), signal()), { format: '', streams: [] });
   });
 
-  test('maxProcesses: at most that many processes at once; a wait for a slot ends with the caller\'s deadline', async () => {
+  test("maxProcesses: at most that many processes at once; a wait for a slot ends with the caller's deadline", async () => {
     const log = join(dir, 'concurrency.log');
-    const limited = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('slow-probe', log, 'sleep 0.3'), maxProcesses: 2 });
+    const limited = new Ffmpeg({
+      ...OPTIONS,
+      ffprobePath: await fakeProbe('slow-probe', log, 'sleep 0.3'),
+      maxProcesses: 2,
+    });
     await Promise.all(Array.from({ length: 5 }, () => limited.probe(join(dir, 'clip.ts'), signal())));
     const lines = await logLines(log);
     assert.equal(lines.length, 10);
@@ -172,7 +244,11 @@ describe('ffmpeg on local files only', () => {
     assert.equal(most, 2, lines.join(', '));
 
     const busyLog = join(dir, 'busy.log');
-    const one = new Ffmpeg({ ...OPTIONS, ffprobePath: await fakeProbe('busy-probe', busyLog, 'exec sleep 30'), maxProcesses: 1 });
+    const one = new Ffmpeg({
+      ...OPTIONS,
+      ffprobePath: await fakeProbe('busy-probe', busyLog, 'exec sleep 30'),
+      maxProcesses: 1,
+    });
     const holder = new AbortController();
     const first = one.probe(join(dir, 'clip.ts'), holder.signal);
     await until(async () => (await logLines(busyLog)).length === 1, 'the first process to start');
@@ -191,9 +267,18 @@ describe('ffmpeg on local files only', () => {
       ...(brand ? { brand } : {}),
     });
     assert.deepEqual(mediaType(p('mov,mp4,m4a,3gp,3g2,mj2', ['audio'])), { mimeType: 'audio/mp4', ext: 'm4a' });
-    assert.deepEqual(mediaType(p('mov,mp4,m4a,3gp,3g2,mj2', ['video'], [], 'qt  ')), { mimeType: 'video/quicktime', ext: 'mov' });
-    assert.deepEqual(mediaType(p('matroska,webm', ['video', 'audio'], ['vp9', 'opus'])), { mimeType: 'video/webm', ext: 'webm' });
-    assert.deepEqual(mediaType(p('matroska,webm', ['video', 'audio'], ['h264', 'aac'])), { mimeType: 'video/x-matroska', ext: 'mkv' });
+    assert.deepEqual(mediaType(p('mov,mp4,m4a,3gp,3g2,mj2', ['video'], [], 'qt  ')), {
+      mimeType: 'video/quicktime',
+      ext: 'mov',
+    });
+    assert.deepEqual(mediaType(p('matroska,webm', ['video', 'audio'], ['vp9', 'opus'])), {
+      mimeType: 'video/webm',
+      ext: 'webm',
+    });
+    assert.deepEqual(mediaType(p('matroska,webm', ['video', 'audio'], ['h264', 'aac'])), {
+      mimeType: 'video/x-matroska',
+      ext: 'mkv',
+    });
     assert.deepEqual(mediaType(p('ogg', ['audio'], ['vorbis'])), { mimeType: 'audio/ogg', ext: 'ogg' });
     assert.deepEqual(mediaType(p('wav', ['audio'])), { mimeType: 'audio/wav', ext: 'wav' });
   });

@@ -23,17 +23,35 @@ let origin: string;
 const http = new HttpEngine({ allowPrivateNetwork: true, maxBytes: 1024 * 1024 });
 
 before(async () => {
-  assert.ok(isExecutable('ffmpeg') && isExecutable('ffprobe'), 'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)');
+  assert.ok(
+    isExecutable('ffmpeg') && isExecutable('ffprobe'),
+    'ffmpeg and ffprobe are needed (Debian package ffmpeg; .ci/run installs it)',
+  );
   dir = await mkdtemp(join(tmpdir(), 'gleaner-media-formats-test-'));
   await run('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc=duration=1:size=96x64:rate=10',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-f', 'mpegts', join(dir, 'clip.ts'),
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=duration=1:size=96x64:rate=10',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-f',
+    'mpegts',
+    join(dir, 'clip.ts'),
   ]);
   const clip = await readFile(join(dir, 'clip.ts'));
   server = createServer((req, res) => {
     if (req.url === '/clip.ts') res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(clip);
-    else if (req.url === '/player') res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><p>${'A player. '.repeat(500)}</p>`);
+    else if (req.url === '/player')
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><p>${'A player. '.repeat(500)}</p>`);
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,26 +69,33 @@ test("a failed candidate's files are removed before the next is tried; the one t
   const video = (path: string): MediaCandidate => ({ url: `${origin}${path}`, track: 'video', from: 'video-element' });
   let onDisk: string[] | undefined;
   const signal = AbortSignal.timeout(30_000);
-  const result = await renderMediaFormats({ video: true, audio: false }, [video('/missing.mp4'), video('/player'), video('/clip.ts')], {
-    http,
-    ffmpeg: new Ffmpeg(DEFAULT_MEDIA_CONFIG),
-    dir: work,
-    keep: async (file) => {
-      onDisk = (await readdir(work, { recursive: true })).sort();
-      assert.equal(file.path, join(work, 'video-2', 'source'));
-      return 'stored:clip';
+  const result = await renderMediaFormats(
+    { video: true, audio: false },
+    [video('/missing.mp4'), video('/player'), video('/clip.ts')],
+    {
+      http,
+      ffmpeg: new Ffmpeg(DEFAULT_MEDIA_CONFIG),
+      dir: work,
+      keep: async (file) => {
+        onDisk = (await readdir(work, { recursive: true })).sort();
+        assert.equal(file.path, join(work, 'video-2', 'source'));
+        return 'stored:clip';
+      },
+      signal,
+      deadlineAt: Date.now() + 30_000,
+      maxBytes: DEFAULT_MEDIA_CONFIG.maxBytes,
+      pageUrl: `${origin}/page`,
+      proxy: 'basic',
+      skipTlsVerification: false,
+      mobile: false,
     },
-    signal,
-    deadlineAt: Date.now() + 30_000,
-    maxBytes: DEFAULT_MEDIA_CONFIG.maxBytes,
-    pageUrl: `${origin}/page`,
-    proxy: 'basic',
-    skipTlsVerification: false,
-    mobile: false,
-  });
+  );
   assert.equal(result.video?.url, 'stored:clip');
   assert.equal(result.video?.mimeType, 'video/mp2t');
-  assert.match(result.warnings.join('; '), /missing\.mp4 could not be used \(SCRAPE_MEDIA_FETCH_FAILED\); .*\/clip\.ts was taken instead/);
+  assert.match(
+    result.warnings.join('; '),
+    /missing\.mp4 could not be used \(SCRAPE_MEDIA_FETCH_FAILED\); .*\/clip\.ts was taken instead/,
+  );
   // The 404's empty file and the player page's HTML went with their candidates.
   assert.deepEqual(onDisk, ['video-2', join('video-2', 'source')]);
 });

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { byteRange } from '../../src/api/routes/files.ts';
 import { DashUnsupported, isoDuration, parseMpd } from '../../src/scrape/media/dash.ts';
-import { HlsUnsupported, MAX_SEGMENTS, audioRendition, bestVariant, parsePlaylist } from '../../src/scrape/media/hls.ts';
+import {
+  HlsUnsupported,
+  MAX_SEGMENTS,
+  audioRendition,
+  bestVariant,
+  parsePlaylist,
+} from '../../src/scrape/media/hls.ts';
 
 const M3U8 = 'https://cdn.test/show/master.m3u8';
 
@@ -36,8 +42,17 @@ describe('HLS playlists', () => {
     ]);
     const best = bestVariant(master);
     assert.equal(best.url, 'https://other.test/high/index.m3u8');
-    assert.deepEqual(audioRendition(master, best), { type: 'AUDIO', groupId: 'aud', url: 'https://cdn.test/show/audio/main.m3u8', isDefault: true });
-    assert.equal(audioRendition(master, { url: 'x', bandwidth: 1 }), undefined, 'no group: the audio is in the variant');
+    assert.deepEqual(audioRendition(master, best), {
+      type: 'AUDIO',
+      groupId: 'aud',
+      url: 'https://cdn.test/show/audio/main.m3u8',
+      isDefault: true,
+    });
+    assert.equal(
+      audioRendition(master, { url: 'x', bandwidth: 1 }),
+      undefined,
+      'no group: the audio is in the variant',
+    );
   });
 
   test('media: segments in order with their total duration; an fMP4 init section; VOD vs live', () => {
@@ -58,20 +73,37 @@ describe('HLS playlists', () => {
 
   test('refused by name: encryption, byte ranges, several init sections, not a playlist, empty', () => {
     const refused: [string, RegExp][] = [
-      ['#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="k.bin"\n#EXTINF:1,\na.ts\n', /encrypted HLS \(EXT-X-KEY METHOD=AES-128\)/],
+      [
+        '#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="k.bin"\n#EXTINF:1,\na.ts\n',
+        /encrypted HLS \(EXT-X-KEY METHOD=AES-128\)/,
+      ],
       ['#EXTM3U\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://k"\n#EXTINF:1,\na.ts\n', /SAMPLE-AES/],
       ['#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:1000@0\nall.ts\n', /EXT-X-BYTERANGE/],
-      ['#EXTM3U\n#EXT-X-MAP:URI="a.mp4"\n#EXTINF:1,\n1.m4s\n#EXT-X-MAP:URI="b.mp4"\n#EXTINF:1,\n2.m4s\n', /more than one initialisation section/],
+      [
+        '#EXTM3U\n#EXT-X-MAP:URI="a.mp4"\n#EXTINF:1,\n1.m4s\n#EXT-X-MAP:URI="b.mp4"\n#EXTINF:1,\n2.m4s\n',
+        /more than one initialisation section/,
+      ],
       ['<html><body>Not found</body></html>', /no #EXTM3U/],
       ['#EXTM3U\n#EXT-X-ENDLIST\n', /no segment/],
       // URIs that are no http(s) URL: refused by name here (not a TypeError, not the SSRF guard's "body.url").
-      ['#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n', /"file:\/\/\/etc\/passwd", which is not an http\(s\) URL/],
+      [
+        '#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n',
+        /"file:\/\/\/etc\/passwd", which is not an http\(s\) URL/,
+      ],
       ['#EXTM3U\n#EXTINF:1,\nhttp://[broken\n', /"http:\/\/\[broken", which is not an http\(s\) URL/],
-      ['#EXTM3U\n#EXT-X-MAP:URI="data:video/mp4;base64,AAAA"\n#EXTINF:1,\na.ts\n', /"data:video\/mp4;base64,AAAA", which is not/],
+      [
+        '#EXTM3U\n#EXT-X-MAP:URI="data:video/mp4;base64,AAAA"\n#EXTINF:1,\na.ts\n',
+        /"data:video\/mp4;base64,AAAA", which is not/,
+      ],
       ['#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nftp://x.test/v.m3u8\n', /"ftp:\/\/x\.test\/v\.m3u8"/],
       [`#EXTM3U\n${'#EXTINF:1,\na.ts\n'.repeat(MAX_SEGMENTS + 1)}`, new RegExp(`more than ${MAX_SEGMENTS} segments`)],
     ];
-    for (const [text, message] of refused) assert.throws(() => parsePlaylist(text, M3U8), (err: Error) => err instanceof HlsUnsupported && message.test(err.message), text);
+    for (const [text, message] of refused)
+      assert.throws(
+        () => parsePlaylist(text, M3U8),
+        (err: Error) => err instanceof HlsUnsupported && message.test(err.message),
+        text,
+      );
   });
 });
 
@@ -98,7 +130,10 @@ describe('DASH manifests', () => {
       init: 'https://cdn.test/dash/init-1.m4s',
       segments: [1, 2, 3, 4].map((n) => `https://cdn.test/dash/chunk-1-0000${n}.m4s`),
     });
-    assert.deepEqual(m.audio?.segments, ['https://cdn.test/dash/chunk-2-00001.m4s', 'https://cdn.test/dash/chunk-2-00002.m4s']);
+    assert.deepEqual(m.audio?.segments, [
+      'https://cdn.test/dash/chunk-2-00001.m4s',
+      'https://cdn.test/dash/chunk-2-00002.m4s',
+    ]);
   });
 
   test('SegmentTemplate@duration inherited from the AdaptationSet: segment count from the presentation duration; $Time$ and $Bandwidth$; r="-1"', () => {
@@ -111,7 +146,11 @@ describe('DASH manifests', () => {
       MPD,
     );
     // 4 s in 1.5 s segments: 3 segments, numbered from 10.
-    assert.deepEqual(m.video?.segments, ['https://cdn.test/dash/500000/10.m4s', 'https://cdn.test/dash/500000/11.m4s', 'https://cdn.test/dash/500000/12.m4s']);
+    assert.deepEqual(m.video?.segments, [
+      'https://cdn.test/dash/500000/10.m4s',
+      'https://cdn.test/dash/500000/11.m4s',
+      'https://cdn.test/dash/500000/12.m4s',
+    ]);
     assert.equal(m.video?.init, 'https://cdn.test/dash/500000/init.m4s');
     assert.deepEqual(m.audio?.segments, ['https://cdn.test/dash/a/0.m4s', 'https://cdn.test/dash/a/2000.m4s']);
   });
@@ -136,30 +175,95 @@ describe('DASH manifests', () => {
   });
 
   test('refused by name: live, several periods, DRM, byte ranges, no segment information, not an MPD', () => {
-    const rep = '<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>';
+    const rep =
+      '<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>';
     const refused: [string, RegExp][] = [
       [mpd(rep, 'type="dynamic"'), /live DASH/],
       [`<MPD type="static"><Period>${rep}</Period><Period>${rep}</Period></MPD>`, /multi-period/],
-      [mpd(`<AdaptationSet contentType="video"><ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011"/><Representation id="v" bandwidth="1"/></AdaptationSet>`), /DRM/],
-      [mpd('<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentList><SegmentURL mediaRange="0-99"/></SegmentList></Representation></AdaptationSet>'), /mediaRange/],
-      [mpd('<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"/></AdaptationSet>'), /without segment information/],
-      [mpd('<AdaptationSet contentType="text"><Representation id="t" bandwidth="1"><BaseURL>subs.vtt</BaseURL></Representation></AdaptationSet>'), /no video or audio/],
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number$.m4s" duration="2"/>'), 'type="static"'), /without a presentation duration/],
+      [
+        mpd(
+          `<AdaptationSet contentType="video"><ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011"/><Representation id="v" bandwidth="1"/></AdaptationSet>`,
+        ),
+        /DRM/,
+      ],
+      [
+        mpd(
+          '<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentList><SegmentURL mediaRange="0-99"/></SegmentList></Representation></AdaptationSet>',
+        ),
+        /mediaRange/,
+      ],
+      [
+        mpd('<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"/></AdaptationSet>'),
+        /without segment information/,
+      ],
+      [
+        mpd(
+          '<AdaptationSet contentType="text"><Representation id="t" bandwidth="1"><BaseURL>subs.vtt</BaseURL></Representation></AdaptationSet>',
+        ),
+        /no video or audio/,
+      ],
+      [
+        mpd(
+          rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number$.m4s" duration="2"/>'),
+          'type="static"',
+        ),
+        /without a presentation duration/,
+      ],
       ['<html><body>no</body></html>', /no MPD element/],
       [mpd(rep.replace('v.mp4', 'file:///etc/passwd')), /"file:\/\/\/etc\/passwd", which is not an http\(s\) URL/],
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="http://[x/$Number$.m4s" duration="1"/>')), /"http:\/\/\[x\/1\.m4s", which is not/],
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentList><Initialization sourceURL="gopher://x.test/i"/><SegmentURL media="1.m4s"/></SegmentList>')), /gopher/],
+      [
+        mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="http://[x/$Number$.m4s" duration="1"/>')),
+        /"http:\/\/\[x\/1\.m4s", which is not/,
+      ],
+      [
+        mpd(
+          rep.replace(
+            '<BaseURL>v.mp4</BaseURL>',
+            '<SegmentList><Initialization sourceURL="gopher://x.test/i"/><SegmentURL media="1.m4s"/></SegmentList>',
+          ),
+        ),
+        /gopher/,
+      ],
       // A padding of a billion digits would build gigabytes of URL for each segment.
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number%0999999999d$.m4s" duration="1"/>')), /\$Number\$ padding of 999999999 digits/],
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Time%021d$.m4s" duration="1"/>')), /\$Time\$ padding of 21 digits/],
-      [mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number$.m4s"><SegmentTimeline><S d="1" r="60000"/></SegmentTimeline></SegmentTemplate>')), /more than 50000 segments/],
+      [
+        mpd(
+          rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Number%0999999999d$.m4s" duration="1"/>'),
+        ),
+        /\$Number\$ padding of 999999999 digits/,
+      ],
+      [
+        mpd(rep.replace('<BaseURL>v.mp4</BaseURL>', '<SegmentTemplate media="$Time%021d$.m4s" duration="1"/>')),
+        /\$Time\$ padding of 21 digits/,
+      ],
+      [
+        mpd(
+          rep.replace(
+            '<BaseURL>v.mp4</BaseURL>',
+            '<SegmentTemplate media="$Number$.m4s"><SegmentTimeline><S d="1" r="60000"/></SegmentTimeline></SegmentTemplate>',
+          ),
+        ),
+        /more than 50000 segments/,
+      ],
     ];
-    for (const [xml, message] of refused) assert.throws(() => parseMpd(xml, MPD), (err: Error) => err instanceof DashUnsupported && message.test(err.message), xml);
+    for (const [xml, message] of refused)
+      assert.throws(
+        () => parseMpd(xml, MPD),
+        (err: Error) => err instanceof DashUnsupported && message.test(err.message),
+        xml,
+      );
   });
 
   test('a padding up to 20 digits (any 64-bit number) is taken', () => {
-    const m = parseMpd(mpd('<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentTemplate media="$Number%020d$.m4s" duration="2"/></Representation></AdaptationSet>'), MPD);
-    assert.deepEqual(m.video?.segments, [`https://cdn.test/dash/${'1'.padStart(20, '0')}.m4s`, `https://cdn.test/dash/${'2'.padStart(20, '0')}.m4s`]);
+    const m = parseMpd(
+      mpd(
+        '<AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><SegmentTemplate media="$Number%020d$.m4s" duration="2"/></Representation></AdaptationSet>',
+      ),
+      MPD,
+    );
+    assert.deepEqual(m.video?.segments, [
+      `https://cdn.test/dash/${'1'.padStart(20, '0')}.m4s`,
+      `https://cdn.test/dash/${'2'.padStart(20, '0')}.m4s`,
+    ]);
   });
 
   test('ISO 8601 durations', () => {
@@ -183,6 +287,7 @@ describe('file byte ranges', () => {
     assert.equal(byteRange('bytes=-5', 0), undefined);
     assert.equal(byteRange('bytes=1000-', 1000), 'unsatisfiable');
     assert.equal(byteRange('bytes=-0', 1000), 'unsatisfiable');
-    for (const whole of ['bytes=0-1,5-9', 'items=0-1', 'bytes=9-1', 'bytes=-', 'nonsense']) assert.equal(byteRange(whole, 1000), undefined, whole);
+    for (const whole of ['bytes=0-1,5-9', 'items=0-1', 'bytes=9-1', 'bytes=-', 'nonsense'])
+      assert.equal(byteRange(whole, 1000), undefined, whole);
   });
 });

@@ -6,7 +6,12 @@ import { parseDocument } from 'htmlparser2';
 import { cleanDocument } from '../../src/scrape/transform/clean.ts';
 import { extractMetadata } from '../../src/scrape/transform/metadata.ts';
 
-const ctx = { sourceURL: 'https://example.com/start', url: 'https://www.example.com/blog/post?id=1', statusCode: 200, contentType: 'text/html; charset=utf-8' };
+const ctx = {
+  sourceURL: 'https://example.com/start',
+  url: 'https://www.example.com/blog/post?id=1',
+  statusCode: 200,
+  contentType: 'text/html; charset=utf-8',
+};
 const meta = (html: string, c: Partial<typeof ctx> = {}) => extractMetadata(parseDocument(html), { ...ctx, ...c });
 
 const full = `<!doctype html><html lang="en-GB"><head>
@@ -86,7 +91,9 @@ describe('extractMetadata', () => {
   });
 
   test('fallbacks: og:title then h1 for the title, og:description, content-language, /favicon.ico', () => {
-    const m = meta(`<html><head><meta property="og:title" content="From OG"><meta property="og:description" content="OG desc"><meta http-equiv="content-language" content="de-AT, en"></head><body><h1>From H1</h1></body></html>`);
+    const m = meta(
+      `<html><head><meta property="og:title" content="From OG"><meta property="og:description" content="OG desc"><meta http-equiv="content-language" content="de-AT, en"></head><body><h1>From H1</h1></body></html>`,
+    );
     assert.equal(m.title, 'From OG');
     assert.equal(m.description, 'OG desc');
     assert.equal(m.language, 'de-AT');
@@ -100,14 +107,18 @@ describe('extractMetadata', () => {
   });
 
   test('meta keys that are Object.prototype names are ordinary keys', () => {
-    const m = meta('<meta name="constructor" content="c"><meta name="toString" content="t"><meta name="__proto__" content="p">');
+    const m = meta(
+      '<meta name="constructor" content="c"><meta name="toString" content="t"><meta name="__proto__" content="p">',
+    );
     assert.equal(m.constructor, 'c');
     assert.equal(m.toString, 't');
     assert.equal(Object.getPrototypeOf(m), Object.prototype);
   });
 
   test('<base href> is the base for relative URLs', () => {
-    const m = meta('<head><base href="https://static.example.net/assets/"><link rel="icon" href="icon.png"><meta property="og:image" content="og.png"></head>');
+    const m = meta(
+      '<head><base href="https://static.example.net/assets/"><link rel="icon" href="icon.png"><meta property="og:image" content="og.png"></head>',
+    );
     assert.equal(m.favicon, 'https://static.example.net/assets/icon.png');
     assert.equal(m.ogImage, 'https://static.example.net/assets/og.png');
   });

@@ -9,7 +9,10 @@ test('a page without scripts never needs the browser', () => {
 });
 
 test('an empty SPA mount point with scripts needs the browser', () => {
-  assert.equal(needsRendering('<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>'), true);
+  assert.equal(
+    needsRendering('<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>'),
+    true,
+  );
 });
 
 test('a noscript wall needs the browser, whatever else the page says', () => {

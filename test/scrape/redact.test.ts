@@ -27,12 +27,40 @@ const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl
 const CASES: Case[] = [
   // EMAIL
   { name: 'email: plain', input: 'Write to jane@example.com today.', want: 'Write to <EMAIL> today.', modes: ALL },
-  { name: 'email: plus addressing, subdomain', input: 'jane.doe+news@mail.example.co.uk.', want: '<EMAIL>.', modes: ALL },
-  { name: 'email: in a table cell', input: '| Jane | jane_d@corp.example.org |', want: '| Jane | <EMAIL> |', modes: ALL },
-  { name: 'email: obfuscated [at] [dot] (aggressive)', input: 'Mail jane [at] example [dot] com please', want: 'Mail <EMAIL> please', modes: ['aggressive'] },
-  { name: 'email: obfuscated (at)(dot) (aggressive)', input: 'john(at)mail(dot)org', want: '<EMAIL>', modes: ['aggressive'] },
-  { name: 'email: spelled out at/dot (aggressive)', input: 'bob at example dot com', want: '<EMAIL>', modes: ['aggressive'] },
-  unchanged('email: obfuscated ignored outside aggressive', 'Mail jane [at] example [dot] com please', ['fast', 'accurate']),
+  {
+    name: 'email: plus addressing, subdomain',
+    input: 'jane.doe+news@mail.example.co.uk.',
+    want: '<EMAIL>.',
+    modes: ALL,
+  },
+  {
+    name: 'email: in a table cell',
+    input: '| Jane | jane_d@corp.example.org |',
+    want: '| Jane | <EMAIL> |',
+    modes: ALL,
+  },
+  {
+    name: 'email: obfuscated [at] [dot] (aggressive)',
+    input: 'Mail jane [at] example [dot] com please',
+    want: 'Mail <EMAIL> please',
+    modes: ['aggressive'],
+  },
+  {
+    name: 'email: obfuscated (at)(dot) (aggressive)',
+    input: 'john(at)mail(dot)org',
+    want: '<EMAIL>',
+    modes: ['aggressive'],
+  },
+  {
+    name: 'email: spelled out at/dot (aggressive)',
+    input: 'bob at example dot com',
+    want: '<EMAIL>',
+    modes: ['aggressive'],
+  },
+  unchanged('email: obfuscated ignored outside aggressive', 'Mail jane [at] example [dot] com please', [
+    'fast',
+    'accurate',
+  ]),
   unchanged('email: "met at example.com" is prose', 'We met at example.com last year.', ALL),
   unchanged('email: bare @handle', 'Follow @example on social media.', ALL),
 
@@ -48,9 +76,19 @@ const CASES: Case[] = [
   { name: 'phone: DE 030/1234567', input: 'Büro 030/1234567', want: 'Büro <PHONE>', modes: ACC },
   { name: 'phone: FR 01 23 45 67 89', input: 'Paris 01 23 45 67 89', want: 'Paris <PHONE>', modes: ACC },
   { name: 'phone: 00 prefix', input: 'Dial 0049 30 1234567', want: 'Dial <PHONE>', modes: ACC },
-  { name: 'phone: contiguous after cue (aggressive)', input: 'Tel: 5551234567', want: 'Tel: <PHONE>', modes: ['aggressive'] },
+  {
+    name: 'phone: contiguous after cue (aggressive)',
+    input: 'Tel: 5551234567',
+    want: 'Tel: <PHONE>',
+    modes: ['aggressive'],
+  },
   unchanged('phone: contiguous without cue is a plain number', 'Tel: 5551234567', ['fast', 'accurate']),
-  { name: 'phone: loose 4-4 grouping (aggressive)', input: 'Hotline 6123 4567', want: 'Hotline <PHONE>', modes: ['aggressive'] },
+  {
+    name: 'phone: loose 4-4 grouping (aggressive)',
+    input: 'Hotline 6123 4567',
+    want: 'Hotline <PHONE>',
+    modes: ['aggressive'],
+  },
   unchanged('phone: loose grouping not in accurate', 'Hotline 6123 4567', ['accurate']),
   unchanged('phone: not in fast mode', 'Call 555-123-4567 now', ['fast']),
   unchanged('phone: ISO date', 'Published 2026-11-22 at 10:30.', ALL),
@@ -67,7 +105,12 @@ const CASES: Case[] = [
   unchanged('phone: 15-digit grouped not phone-shaped', 'Ref 1234 5678 9012 345', ['accurate']),
 
   // FINANCIAL
-  { name: 'card: Visa with spaces', input: 'Card 4111 1111 1111 1111 expires', want: 'Card <FINANCIAL> expires', modes: ALL },
+  {
+    name: 'card: Visa with spaces',
+    input: 'Card 4111 1111 1111 1111 expires',
+    want: 'Card <FINANCIAL> expires',
+    modes: ALL,
+  },
   { name: 'card: dashes', input: 'Card 5555-5555-5555-4444.', want: 'Card <FINANCIAL>.', modes: ALL },
   { name: 'card: contiguous Amex', input: 'Amex 378282246310005', want: 'Amex <FINANCIAL>', modes: ALL },
   { name: 'card: Amex 4-6-5', input: 'Amex 3782 822463 10005', want: 'Amex <FINANCIAL>', modes: ALL },
@@ -78,8 +121,17 @@ const CASES: Case[] = [
   { name: 'IBAN: GB compact', input: 'Pay GB82WEST12345698765432 now', want: 'Pay <FINANCIAL> now', modes: ALL },
   unchanged('IBAN: failing mod-97', 'Pay GB82WEST12345698765433 now', ALL),
   { name: 'SSN: dashed', input: 'SSN 123-45-6789.', want: 'SSN <FINANCIAL>.', modes: ALL },
-  unchanged('SSN: 000/666/9xx area, 00 group, 0000 serial', '000-12-3456 666-12-3456 912-34-5678 123-00-4567 123-45-0000', ALL),
-  { name: 'SSN: undashed after cue (aggressive)', input: 'SSN: 123456789', want: 'SSN: <FINANCIAL>', modes: ['aggressive'] },
+  unchanged(
+    'SSN: 000/666/9xx area, 00 group, 0000 serial',
+    '000-12-3456 666-12-3456 912-34-5678 123-00-4567 123-45-0000',
+    ALL,
+  ),
+  {
+    name: 'SSN: undashed after cue (aggressive)',
+    input: 'SSN: 123456789',
+    want: 'SSN: <FINANCIAL>',
+    modes: ['aggressive'],
+  },
   { name: 'UK NI number', input: 'NI number AB 12 34 56 C.', want: 'NI number <FINANCIAL>.', modes: ACC },
   unchanged('UK NI: invalid prefix', 'Code GB 12 34 56 A and QQ123456C.', ACC),
 
@@ -92,35 +144,95 @@ const CASES: Case[] = [
   { name: 'IPv6 compressed', input: 'Host 2001:db8::8a2e:370:7334 is up', want: 'Host <LOCATION> is up', modes: ALL },
   { name: 'IPv6 full', input: 'Addr 2001:0db8:85a3:0000:0000:8a2e:0370:7334', want: 'Addr <LOCATION>', modes: ALL },
   unchanged('IPv6: times, MACs and C++ scopes', 'At 10:30:00, MAC 00:1A:2B:3C:4D:5E, std::vector and Face::Add', ALL),
-  { name: 'street: US with city/state/ZIP', input: 'Visit 123 Main Street, Springfield, IL 62704 today', want: 'Visit <LOCATION> today', modes: ACC },
-  { name: 'street: abbreviated suffix and unit', input: 'Ship to 42 W Elm Ave, Apt 5B please', want: 'Ship to <LOCATION> please', modes: ACC },
-  { name: 'street: UK', input: 'Lives at 221B Baker Street, London NW1 6XE.', want: 'Lives at <LOCATION>.', modes: ACC },
-  { name: 'street: German -straße', input: 'Adresse: Hauptstraße 5, 10115 Berlin', want: 'Adresse: <LOCATION>', modes: ACC },
-  { name: 'street: German two words', input: 'Wir sind in der Berliner Straße 12a.', want: 'Wir sind in der <LOCATION>.', modes: ACC },
+  {
+    name: 'street: US with city/state/ZIP',
+    input: 'Visit 123 Main Street, Springfield, IL 62704 today',
+    want: 'Visit <LOCATION> today',
+    modes: ACC,
+  },
+  {
+    name: 'street: abbreviated suffix and unit',
+    input: 'Ship to 42 W Elm Ave, Apt 5B please',
+    want: 'Ship to <LOCATION> please',
+    modes: ACC,
+  },
+  {
+    name: 'street: UK',
+    input: 'Lives at 221B Baker Street, London NW1 6XE.',
+    want: 'Lives at <LOCATION>.',
+    modes: ACC,
+  },
+  {
+    name: 'street: German -straße',
+    input: 'Adresse: Hauptstraße 5, 10115 Berlin',
+    want: 'Adresse: <LOCATION>',
+    modes: ACC,
+  },
+  {
+    name: 'street: German two words',
+    input: 'Wir sind in der Berliner Straße 12a.',
+    want: 'Wir sind in der <LOCATION>.',
+    modes: ACC,
+  },
   { name: 'street: French', input: 'Au 12 rue de la Paix, 75002 Paris.', want: 'Au <LOCATION>.', modes: ACC },
   unchanged('street: not in fast mode', 'Visit 123 Main Street today', ['fast']),
   unchanged('street: numbers with capitalised words but no suffix', 'We sold 12 Blue Widgets in 3 Big Boxes.', ACC),
   unchanged('street: a Title Case headline', 'Top 10 Main Street Eateries', ACC),
-  { name: 'ZIP/state alone (aggressive)', input: 'Based in Springfield, IL 62704.', want: 'Based in <LOCATION>.', modes: ['aggressive'] },
+  {
+    name: 'ZIP/state alone (aggressive)',
+    input: 'Based in Springfield, IL 62704.',
+    want: 'Based in <LOCATION>.',
+    modes: ['aggressive'],
+  },
   unchanged('ZIP/state alone not in accurate', 'Based in Springfield, IL 62704.', ['accurate']),
 
   // SECRET
   { name: 'AWS access key', input: 'key AKIAIOSFODNN7EXAMPLE here', want: 'key <SECRET> here', modes: ALL },
   { name: 'GitHub token', input: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', want: '<SECRET>', modes: ALL },
-  { name: 'GitHub fine-grained PAT', input: 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz', want: '<SECRET>', modes: ALL },
-  { name: 'Slack token', input: 'xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx', want: '<SECRET>', modes: ALL },
-  { name: 'Stripe keys', input: 'sk_live_4eC39HqLyjWDarjtT1zdp7dc and rk_live_abcdef1234567890', want: '<SECRET> and <SECRET>', modes: ALL },
-  { name: 'OpenAI-style sk- key', input: 'Use sk-proj-abc123def456ghi789jkl012 here', want: 'Use <SECRET> here', modes: ALL },
+  {
+    name: 'GitHub fine-grained PAT',
+    input: 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz',
+    want: '<SECRET>',
+    modes: ALL,
+  },
+  {
+    name: 'Slack token',
+    input: 'xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx',
+    want: '<SECRET>',
+    modes: ALL,
+  },
+  {
+    name: 'Stripe keys',
+    input: 'sk_live_4eC39HqLyjWDarjtT1zdp7dc and rk_live_abcdef1234567890',
+    want: '<SECRET> and <SECRET>',
+    modes: ALL,
+  },
+  {
+    name: 'OpenAI-style sk- key',
+    input: 'Use sk-proj-abc123def456ghi789jkl012 here',
+    want: 'Use <SECRET> here',
+    modes: ALL,
+  },
   unchanged('sk- words are not keys', 'The sk-learn and sk-short-key-without-digits-here names', ALL),
   { name: 'Google API key', input: 'AIzaSyA1234567890abcdefghijklmnopqrstuv', want: '<SECRET>', modes: ALL },
   { name: 'JWT', input: `token ${JWT} end`, want: 'token <SECRET> end', modes: ALL },
   { name: 'password assignment (value only)', input: 'password: hunter2', want: 'password: <SECRET>', modes: ALL },
   { name: 'api_key= assignment', input: 'api_key=abc123XYZ&x', want: 'api_key=<SECRET>&x', modes: ALL },
-  { name: 'env var assignment', input: 'export DB_PASSWORD="s3cr3t pass"', want: 'export DB_PASSWORD="<SECRET>"', modes: ALL },
+  {
+    name: 'env var assignment',
+    input: 'export DB_PASSWORD="s3cr3t pass"',
+    want: 'export DB_PASSWORD="<SECRET>"',
+    modes: ALL,
+  },
   { name: 'JSON secret', input: '{"client_secret": "abcDEF123"}', want: '{"client_secret": "<SECRET>"}', modes: ALL },
   unchanged('password prose', 'Password: must be at least eight characters long.', ALL),
   unchanged('password placeholder', 'API_KEY=${API_KEY} and password=<your-password>', ALL),
-  { name: 'Authorization: Bearer', input: 'Authorization: Bearer abc.def.ghi123456', want: 'Authorization: Bearer <SECRET>', modes: ALL },
+  {
+    name: 'Authorization: Bearer',
+    input: 'Authorization: Bearer abc.def.ghi123456',
+    want: 'Authorization: Bearer <SECRET>',
+    modes: ALL,
+  },
   {
     name: 'PEM private key body',
     input: '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\nabcdEFGH==\n-----END RSA PRIVATE KEY-----',
@@ -135,9 +247,24 @@ const CASES: Case[] = [
   { name: 'person: no dot honorific', input: 'Mr Smith arrived', want: 'Mr <PERSON> arrived', modes: ACC },
   unchanged('person: honorific names not in fast', 'Dr. John Smith said so.', ['fast']),
   unchanged('person: bare names are not detected', 'John Smith said so.', ALL),
-  { name: 'person: "my name is" (aggressive)', input: 'Hi, my name is Alice Cooper.', want: 'Hi, my name is <PERSON>.', modes: ['aggressive'] },
-  { name: 'person: "Name:" in bold (aggressive)', input: '**Name:** Bob Stone', want: '**Name:** <PERSON>', modes: ['aggressive'] },
-  { name: 'person: contact First Last (aggressive)', input: 'Please contact Jane Doe.', want: 'Please contact <PERSON>.', modes: ['aggressive'] },
+  {
+    name: 'person: "my name is" (aggressive)',
+    input: 'Hi, my name is Alice Cooper.',
+    want: 'Hi, my name is <PERSON>.',
+    modes: ['aggressive'],
+  },
+  {
+    name: 'person: "Name:" in bold (aggressive)',
+    input: '**Name:** Bob Stone',
+    want: '**Name:** <PERSON>',
+    modes: ['aggressive'],
+  },
+  {
+    name: 'person: contact First Last (aggressive)',
+    input: 'Please contact Jane Doe.',
+    want: 'Please contact <PERSON>.',
+    modes: ['aggressive'],
+  },
   unchanged('person: "Contact Us Today" is not a name', 'Contact Us Today for a quote.', ['aggressive']),
   unchanged('person: cue names not in accurate', 'Hi, my name is Alice Cooper.', ['accurate']),
 ];
@@ -178,7 +305,10 @@ describe('redactPII: options', () => {
   });
 
   test('remove deletes the match and collapses the double space', () => {
-    assert.equal(redactPII('Call 555-123-4567 now or mail a@b.io.', { replaceStyle: 'remove' }).text, 'Call now or mail .');
+    assert.equal(
+      redactPII('Call 555-123-4567 now or mail a@b.io.', { replaceStyle: 'remove' }).text,
+      'Call now or mail .',
+    );
     assert.equal(redactPII('| Jane | jane@example.com |', { replaceStyle: 'remove' }).text, '| Jane | |');
   });
 
@@ -211,8 +341,14 @@ describe('redactPII: options', () => {
 
   test('modes are cumulative', () => {
     const input = 'Dr. Ann Lee, jane [at] example [dot] com, 555-123-4567, jane@example.com';
-    assert.equal(redactPII(input, { mode: 'fast' }).text, 'Dr. Ann Lee, jane [at] example [dot] com, 555-123-4567, <EMAIL>');
-    assert.equal(redactPII(input, { mode: 'accurate' }).text, 'Dr. <PERSON>, jane [at] example [dot] com, <PHONE>, <EMAIL>');
+    assert.equal(
+      redactPII(input, { mode: 'fast' }).text,
+      'Dr. Ann Lee, jane [at] example [dot] com, 555-123-4567, <EMAIL>',
+    );
+    assert.equal(
+      redactPII(input, { mode: 'accurate' }).text,
+      'Dr. <PERSON>, jane [at] example [dot] com, <PHONE>, <EMAIL>',
+    );
     assert.equal(redactPII(input, { mode: 'aggressive' }).text, 'Dr. <PERSON>, <EMAIL>, <PHONE>, <EMAIL>');
   });
 
@@ -224,7 +360,8 @@ describe('redactPII: options', () => {
 
 describe('redactPII: Markdown structure', () => {
   test('link URLs are kept; the link text is redacted', () => {
-    const input = 'See [Dr. Ann Lee at 555-123-4567](https://example.com/people/555-123-4567?id=10.0.0.1 "Dr. Ann Lee").';
+    const input =
+      'See [Dr. Ann Lee at 555-123-4567](https://example.com/people/555-123-4567?id=10.0.0.1 "Dr. Ann Lee").';
     assert.equal(
       redactPII(input).text,
       'See [Dr. <PERSON> at <PHONE>](https://example.com/people/555-123-4567?id=10.0.0.1 "Dr. <PERSON>").',
@@ -232,7 +369,10 @@ describe('redactPII: Markdown structure', () => {
   });
 
   test('mailto: links have the address redacted in the URL too', () => {
-    assert.equal(redactPII('[jane@example.com](mailto:jane@example.com?subject=Hi)').text, '[<EMAIL>](mailto:<EMAIL>?subject=Hi)');
+    assert.equal(
+      redactPII('[jane@example.com](mailto:jane@example.com?subject=Hi)').text,
+      '[<EMAIL>](mailto:<EMAIL>?subject=Hi)',
+    );
   });
 
   test('tel: links have the number redacted (from accurate mode, like other phones)', () => {
@@ -253,16 +393,25 @@ describe('redactPII: Markdown structure', () => {
 
   test('images keep their URL; alt text is text', () => {
     const input = '![Portrait of Dr. Ann Lee](https://cdn.example.com/photos/8.8.8.8/ann@2x.png)';
-    assert.equal(redactPII(input).text, '![Portrait of Dr. <PERSON>](https://cdn.example.com/photos/8.8.8.8/ann@2x.png)');
+    assert.equal(
+      redactPII(input).text,
+      '![Portrait of Dr. <PERSON>](https://cdn.example.com/photos/8.8.8.8/ann@2x.png)',
+    );
   });
 
   test('bare URLs are kept, except credentials and secret parameters', () => {
     const input = 'Fetch https://user:hunter2pass@example.com/p/555-123-4567?token=abc123secret&q=1 now.';
-    assert.equal(redactPII(input).text, 'Fetch https://user:<SECRET>@example.com/p/555-123-4567?token=<SECRET>&q=1 now.');
+    assert.equal(
+      redactPII(input).text,
+      'Fetch https://user:<SECRET>@example.com/p/555-123-4567?token=<SECRET>&q=1 now.',
+    );
   });
 
   test('autolinks keep their angle brackets', () => {
-    assert.equal(redactPII('Mail <jane@example.com> or <mailto:bob@example.org>.').text, 'Mail <EMAIL> or <mailto:EMAIL>.');
+    assert.equal(
+      redactPII('Mail <jane@example.com> or <mailto:bob@example.org>.').text,
+      'Mail <EMAIL> or <mailto:EMAIL>.',
+    );
   });
 
   test('reference definitions keep their URL', () => {
@@ -272,7 +421,10 @@ describe('redactPII: Markdown structure', () => {
 
   test('tables keep their pipes and alignment row', () => {
     const input = '| Name | Phone | Email |\n|:--|:-:|--:|\n| Dr. Ann Lee | (555) 123-4567 | ann@example.com |';
-    assert.equal(redactPII(input).text, '| Name | Phone | Email |\n|:--|:-:|--:|\n| Dr. <PERSON> | <PHONE> | <EMAIL> |');
+    assert.equal(
+      redactPII(input).text,
+      '| Name | Phone | Email |\n|:--|:-:|--:|\n| Dr. <PERSON> | <PHONE> | <EMAIL> |',
+    );
   });
 
   test('code fences and inline code are redacted too', () => {

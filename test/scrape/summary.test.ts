@@ -35,7 +35,8 @@ The team now plans a solar sail mission to the outer planets. Funding for the Ma
 `;
 
 const LEAD = 'The Helios probe became the first spacecraft to reach Mars orbit using only a solar sail for propulsion.';
-const HOW = 'Solar sails use the pressure of sunlight on a vast reflective sheet to accelerate a spacecraft without any fuel.';
+const HOW =
+  'Solar sails use the pressure of sunlight on a vast reflective sheet to accelerate a spacecraft without any fuel.';
 
 /** Position of each summary sentence in the article: must be increasing (document order). */
 function positions(summary: string): number[] {
@@ -58,15 +59,32 @@ describe('extractiveSummary: sample article', () => {
   });
 
   test('drops Markdown furniture: headings, images, URLs, code, tables', () => {
-    for (const s of ['Solar Sails Reach Mars Orbit', 'How it works', 'Sail over Mars', 'https://', 'thrust', 'IKAROS', '|', '#', '![', '](']) {
+    for (const s of [
+      'Solar Sails Reach Mars Orbit',
+      'How it works',
+      'Sail over Mars',
+      'https://',
+      'thrust',
+      'IKAROS',
+      '|',
+      '#',
+      '![',
+      '](',
+    ]) {
       assert.ok(!summary.includes(s), `${s} in ${summary}`);
     }
   });
 
   test('sentences are whole article sentences, in document order', () => {
     const pos = positions(summary);
-    assert.ok(pos.every((p) => p >= 0), JSON.stringify(pos));
-    assert.deepEqual(pos, [...pos].sort((a, b) => a - b));
+    assert.ok(
+      pos.every((p) => p >= 0),
+      JSON.stringify(pos),
+    );
+    assert.deepEqual(
+      pos,
+      [...pos].sort((a, b) => a - b),
+    );
   });
 
   test('default limits: at most 5 sentences and 1000 characters', () => {
@@ -104,33 +122,57 @@ describe('extractiveSummary: sample article', () => {
 
 describe('extractiveSummary: edge cases', () => {
   test('empty and near-empty input gives an empty string', () => {
-    for (const md of ['', '   \n\n', '# Hi', 'Hello world.', '```\ncode only here and more\n```', '| a | b |\n|---|---|\n| 1 | 2 |', '![alt text image](x.png)']) {
+    for (const md of [
+      '',
+      '   \n\n',
+      '# Hi',
+      'Hello world.',
+      '```\ncode only here and more\n```',
+      '| a | b |\n|---|---|\n| 1 | 2 |',
+      '![alt text image](x.png)',
+    ]) {
       assert.equal(extractiveSummary(md), '', JSON.stringify(md));
     }
   });
 
   test('headings only count as sentences when the document has nothing else', () => {
-    assert.equal(extractiveSummary('# Release notes\n\n## Faster parsing\n\n## Smaller bundles'), 'Release notes Faster parsing Smaller bundles');
-    assert.equal(extractiveSummary('# Title words\n\nOne real sentence about the title words.'), 'One real sentence about the title words.');
+    assert.equal(
+      extractiveSummary('# Release notes\n\n## Faster parsing\n\n## Smaller bundles'),
+      'Release notes Faster parsing Smaller bundles',
+    );
+    assert.equal(
+      extractiveSummary('# Title words\n\nOne real sentence about the title words.'),
+      'One real sentence about the title words.',
+    );
   });
 
   test('title words raise a sentence', () => {
-    const md = '# Battery recycling\n\nThe weather was mild all week in the valley town. Battery recycling plants recover lithium and cobalt from old cells. Local markets sold apples and pears on Sunday.';
-    assert.equal(extractiveSummary(md, { maxSentences: 1 }), 'Battery recycling plants recover lithium and cobalt from old cells.');
+    const md =
+      '# Battery recycling\n\nThe weather was mild all week in the valley town. Battery recycling plants recover lithium and cobalt from old cells. Local markets sold apples and pears on Sunday.';
+    assert.equal(
+      extractiveSummary(md, { maxSentences: 1 }),
+      'Battery recycling plants recover lithium and cobalt from old cells.',
+    );
   });
 
   test('near-duplicate sentences are not both chosen', () => {
-    const md = 'Rust compiles to fast native code. Rust compiles to fast native code! Go has a garbage collector and goroutines.';
-    assert.equal(extractiveSummary(md, { maxSentences: 2 }), 'Rust compiles to fast native code. Go has a garbage collector and goroutines.');
+    const md =
+      'Rust compiles to fast native code. Rust compiles to fast native code! Go has a garbage collector and goroutines.';
+    assert.equal(
+      extractiveSummary(md, { maxSentences: 2 }),
+      'Rust compiles to fast native code. Go has a garbage collector and goroutines.',
+    );
   });
 
   test('link text stays, URLs go; emphasis and inline code are unwrapped', () => {
-    const md = 'Read [the **official** guide](https://example.com/guide "Guide") before running `npm test` on your machine.';
+    const md =
+      'Read [the **official** guide](https://example.com/guide "Guide") before running `npm test` on your machine.';
     assert.equal(extractiveSummary(md), 'Read the official guide before running npm test on your machine.');
   });
 
   test('abbreviations do not split sentences inside the summary', () => {
-    const md = '# Dr. Lopez\n\nDr. Maria Lopez of the U.S. team measured 3.14 metres, e.g. with a laser, at 5 p.m. on Friday. It was a record.';
+    const md =
+      '# Dr. Lopez\n\nDr. Maria Lopez of the U.S. team measured 3.14 metres, e.g. with a laser, at 5 p.m. on Friday. It was a record.';
     assert.equal(
       extractiveSummary(md, { maxSentences: 1 }),
       'Dr. Maria Lopez of the U.S. team measured 3.14 metres, e.g. with a laser, at 5 p.m. on Friday.',
@@ -161,7 +203,11 @@ describe('splitSentences', () => {
   });
 
   test('closing quotes and brackets stay with their sentence', () => {
-    assert.deepEqual(splitSentences('She said "Go home." Then (quietly.) He left.'), ['She said "Go home."', 'Then (quietly.)', 'He left.']);
+    assert.deepEqual(splitSentences('She said "Go home." Then (quietly.) He left.'), [
+      'She said "Go home."',
+      'Then (quietly.)',
+      'He left.',
+    ]);
   });
 
   test('Inc./etc. end a sentence only before a typical opener', () => {

@@ -13,7 +13,13 @@ import { newTestKey, storeKinds, testEnv } from '../helpers/service.ts';
 /** Starts src/server.ts and returns its URL, read from the "gleaner ready" log line. */
 async function startServer(env: Record<string, string>): Promise<{ proc: NodeProcess; url: string }> {
   const proc = startNode('src/server.ts', [], { PORT: '0', HOST: '127.0.0.1', ...env });
-  const url = await proc.until('server start', () => proc.stdout.join('').split('\n').map((l) => /"url":"([^"]+)".*gleaner ready/.exec(l)?.[1]).find(Boolean));
+  const url = await proc.until('server start', () =>
+    proc.stdout
+      .join('')
+      .split('\n')
+      .map((l) => /"url":"([^"]+)".*gleaner ready/.exec(l)?.[1])
+      .find(Boolean),
+  );
   return { proc, url };
 }
 
@@ -45,7 +51,10 @@ test('npm start’s entry serves /ready with the embedded store, and GLEANER_API
     assert.equal((await apiClient({ url }, key)('GET', '/v2/team/credit-usage')).status, 200);
     assert.equal((await apiClient({ url }, 'fc-other')('GET', '/v2/team/credit-usage')).status, 401);
     // Log lines of a request carry its id.
-    const lines = proc.stdout.join('').split('\n').filter((l) => l.includes('/v2/team/credit-usage'));
+    const lines = proc.stdout
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('/v2/team/credit-usage'));
     assert.ok(lines.length > 0 && lines.every((l) => /"reqId":"[^"]+"/.test(l)), lines.join('\n'));
 
     // The embedded database allows one process: the CLI says so instead of corrupting it.
@@ -73,7 +82,9 @@ test('the CLI creates, lists and revokes keys that the server then accepts or re
   assert.ok(!listed.stdout.join('').includes(key), 'the key itself is never listed');
   assert.equal(preview, `${key.slice(0, 6)}…${key.slice(-4)}`);
 
-  const quota = startNode('src/cli.ts', ['teams', 'quota', '--team', 'acme', '--credits', '100'], { DATA_DIR: dataDir });
+  const quota = startNode('src/cli.ts', ['teams', 'quota', '--team', 'acme', '--credits', '100'], {
+    DATA_DIR: dataDir,
+  });
   assert.equal(await quota.exit, 0, quota.stderr.join(''));
   const bad = startNode('src/cli.ts', ['keys', 'frobnicate'], { DATA_DIR: dataDir });
   assert.equal(await bad.exit, 64);
@@ -110,7 +121,10 @@ for (const store of storeKinds) {
       proc.child.kill('SIGTERM');
       await proc.line('shutting down');
       const late = await call('GET', '/v2/team/activity').catch((err: Error) => err);
-      assert.ok(late instanceof Error || late.status === 503, `a request after SIGTERM is refused (${JSON.stringify(late)})`);
+      assert.ok(
+        late instanceof Error || late.status === 503,
+        `a request after SIGTERM is refused (${JSON.stringify(late)})`,
+      );
       const res = await inFlight;
       assert.equal(res.status, 200);
       assert.deepEqual(res.json, { success: true, finished: true });
@@ -133,7 +147,12 @@ for (const store of storeKinds) {
       const { env: storeEnv, cleanup } = await testEnv(store);
       cleanups.push(cleanup);
       const key = newTestKey();
-      const proc = startNode('test/helpers/slow-server.ts', [], { ...storeEnv, PORT: '0', GLEANER_API_KEY: key, SHUTDOWN_TIMEOUT_MS: '300' });
+      const proc = startNode('test/helpers/slow-server.ts', [], {
+        ...storeEnv,
+        PORT: '0',
+        GLEANER_API_KEY: key,
+        SHUTDOWN_TIMEOUT_MS: '300',
+      });
       const url = await proc.until('harness start', () => proc.stdout.join('').match(/^(http:\/\/\S+)$/m)?.[1]);
       const inFlight = apiClient({ url }, key)('GET', '/test/slow?ms=20000').catch((err: Error) => err);
       await proc.line('slow request started');

@@ -22,8 +22,15 @@ for (const store of storeKinds) {
     test('values round-trip with their types: bytea as a Buffer, timestamptz as a Date, jsonb as an object', async () => {
       const body = Buffer.alloc(300_000, 7); // large: the binary-parameter path
       const at = new Date('2026-01-02T03:04:05.678Z');
-      await db.query('INSERT INTO things VALUES ($1, $2, $3, $4)', [1, body, at, { a: [1, 'x'], big: 'y'.repeat(10_000) }]);
-      const { rows, rowCount } = await db.query<{ body: Buffer; at: Date; doc: { a: unknown[]; big: string } }>('SELECT body, at, doc FROM things WHERE id = 1');
+      await db.query('INSERT INTO things VALUES ($1, $2, $3, $4)', [
+        1,
+        body,
+        at,
+        { a: [1, 'x'], big: 'y'.repeat(10_000) },
+      ]);
+      const { rows, rowCount } = await db.query<{ body: Buffer; at: Date; doc: { a: unknown[]; big: string } }>(
+        'SELECT body, at, doc FROM things WHERE id = 1',
+      );
       assert.equal(rowCount, 1);
       assert.ok(Buffer.isBuffer(rows[0].body), 'bytea is a Buffer');
       assert.ok(rows[0].body.equals(body));
@@ -56,12 +63,15 @@ for (const store of storeKinds) {
 
     test('a failed statement rejects with the SQLSTATE code and keeps the database usable', async () => {
       await db.query('INSERT INTO things (id) VALUES (2)');
-      await assert.rejects(db.query('INSERT INTO things (id) VALUES (2)'), (err: Error & { code?: string; constraint?: string }) => {
-        assert.equal(err.code, '23505');
-        assert.equal(err.constraint, 'things_pkey');
-        assert.match(err.message, /duplicate key/);
-        return true;
-      });
+      await assert.rejects(
+        db.query('INSERT INTO things (id) VALUES (2)'),
+        (err: Error & { code?: string; constraint?: string }) => {
+          assert.equal(err.code, '23505');
+          assert.equal(err.constraint, 'things_pkey');
+          assert.match(err.message, /duplicate key/);
+          return true;
+        },
+      );
       await assert.rejects(db.query('SELECT * FROM no_such_table'), { code: '42P01' });
       assert.equal((await db.query('SELECT count(*)::int AS n FROM things WHERE id = 2')).rows[0].n, 1);
     });
@@ -86,7 +96,9 @@ for (const store of storeKinds) {
         }),
         { code: '23505' },
       );
-      const ids = (await db.query<{ id: number }>('SELECT id FROM things WHERE id >= 10 ORDER BY id')).rows.map((r) => r.id);
+      const ids = (await db.query<{ id: number }>('SELECT id FROM things WHERE id >= 10 ORDER BY id')).rows.map(
+        (r) => r.id,
+      );
       assert.deepEqual(ids, [10, 11]);
 
       // While a transaction is open, its uncommitted row is not seen from outside it.
@@ -101,7 +113,10 @@ for (const store of storeKinds) {
       });
       await entered;
       const outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM things WHERE id = 20');
-      const early = await Promise.race([outside.then((r) => r.rows[0].n), new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), 100))]);
+      const early = await Promise.race([
+        outside.then((r) => r.rows[0].n),
+        new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), 100)),
+      ]);
       // PGlite has one session, so the outside statement waits for the transaction; Postgres answers at once without the row.
       assert.ok(early === 'waiting' || early === 0, `outside saw ${early}`);
       release();
@@ -112,8 +127,11 @@ for (const store of storeKinds) {
     });
 
     test('dead row versions are reclaimed: by the hourly vacuum on PGlite (no autovacuum there), by autovacuum on Postgres', async () => {
-      await db.exec("CREATE TABLE churn (id int PRIMARY KEY, v text); INSERT INTO churn SELECT g, repeat('a', 400) FROM generate_series(1, 500) g");
-      const size = async () => (await db.query<{ n: number }>("SELECT pg_total_relation_size('churn')::int AS n")).rows[0].n;
+      await db.exec(
+        "CREATE TABLE churn (id int PRIMARY KEY, v text); INSERT INTO churn SELECT g, repeat('a', 400) FROM generate_series(1, 500) g",
+      );
+      const size = async () =>
+        (await db.query<{ n: number }>("SELECT pg_total_relation_size('churn')::int AS n")).rows[0].n;
       const rewrite = async (rounds: number) => {
         for (let i = 0; i < rounds; i++) await db.query("UPDATE churn SET v = repeat('b', 400) || $1", [String(i)]);
       };

@@ -7,7 +7,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CHUNK_BYTES, deleteExpiredFiles, readFile, readFileBytes, readFileInfo, storeFile } from '../../src/store/files.ts';
+import {
+  CHUNK_BYTES,
+  deleteExpiredFiles,
+  readFile,
+  readFileBytes,
+  readFileInfo,
+  storeFile,
+} from '../../src/store/files.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
 import { openTestDb, storeKinds } from '../helpers/service.ts';
 import type { Db } from '../../src/store/db-types.ts';
@@ -43,7 +50,10 @@ for (const store of storeKinds) {
         'SELECT n, octet_length(data) AS len FROM stored_file_chunks WHERE file_id = $1 ORDER BY n',
         [id],
       );
-      assert.deepEqual(rows.map((r) => Number(r.len)), [CHUNK_BYTES, CHUNK_BYTES, bytes.length - 2 * CHUNK_BYTES]);
+      assert.deepEqual(
+        rows.map((r) => Number(r.len)),
+        [CHUNK_BYTES, CHUNK_BYTES, bytes.length - 2 * CHUNK_BYTES],
+      );
       const info = await readFileInfo(db, id);
       assert.deepEqual(info, { contentType: 'video/mp4', size: bytes.length, legacy: false });
       assert.ok((await collect(readFileBytes(db, id, info!))).equals(bytes));
@@ -56,7 +66,12 @@ for (const store of storeKinds) {
         assert.ok((await collect(readFileBytes(db, id, info!, s, e))).equals(bytes.subarray(s, e + 1)), `${s}-${e}`);
       }
       // One larger than a chunk, from a Buffer, too.
-      const fromBuffer = await storeFile(db, { teamId, contentType: 'application/pdf', data: bytes.subarray(0, CHUNK_BYTES + 1), ttlMs: 60_000 });
+      const fromBuffer = await storeFile(db, {
+        teamId,
+        contentType: 'application/pdf',
+        data: bytes.subarray(0, CHUNK_BYTES + 1),
+        ttlMs: 60_000,
+      });
       assert.ok((await readFile(db, fromBuffer))!.data.equals(bytes.subarray(0, CHUNK_BYTES + 1)));
     });
 
@@ -75,7 +90,11 @@ for (const store of storeKinds) {
       const info = await readFileInfo(db, '0123456789abcdef0123456789abcdef');
       assert.deepEqual(info, { contentType: 'audio/mpeg', size: old.length, legacy: true });
       assert.ok((await collect(readFileBytes(db, '0123456789abcdef0123456789abcdef', info!))).equals(old));
-      assert.ok((await collect(readFileBytes(db, '0123456789abcdef0123456789abcdef', info!, CHUNK_BYTES - 1, CHUNK_BYTES + 1))).equals(old.subarray(CHUNK_BYTES - 1, CHUNK_BYTES + 2)));
+      assert.ok(
+        (
+          await collect(readFileBytes(db, '0123456789abcdef0123456789abcdef', info!, CHUNK_BYTES - 1, CHUNK_BYTES + 1))
+        ).equals(old.subarray(CHUNK_BYTES - 1, CHUNK_BYTES + 2)),
+      );
     });
 
     test('a file that expires while it is read ends the read; expired files and their chunks are removed', async () => {
@@ -88,7 +107,10 @@ for (const store of storeKinds) {
       await assert.rejects(reading.next(), /gone or changed/);
       assert.equal(await readFileInfo(db, id), undefined);
       assert.ok((await deleteExpiredFiles(db)) >= 1);
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_file_chunks WHERE file_id = $1', [id]);
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM stored_file_chunks WHERE file_id = $1',
+        [id],
+      );
       assert.equal(rows[0].n, 0);
     });
   });

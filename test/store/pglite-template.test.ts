@@ -45,13 +45,21 @@ describe('PGlite data directory template', () => {
       await a.exec('CREATE TABLE t (x int)');
       await a.query('INSERT INTO t VALUES (1)');
       assert.deepEqual((await a.query('SELECT x FROM t')).rows, [{ x: 1 }]);
-      await assert.rejects(b.query('SELECT x FROM t'), (err: { code?: string }) => err.code === '42P01', 'the other copy has no such table');
+      await assert.rejects(
+        b.query('SELECT x FROM t'),
+        (err: { code?: string }) => err.code === '42P01',
+        'the other copy has no such table',
+      );
     } finally {
       await a.close();
       await b.close();
     }
     await assert.rejects(createPgliteDir(join(one, 'pglite')), 'an existing directory is never overwritten');
-    assert.deepEqual((await readdir(one)).filter((f) => f.startsWith('pglite.')), [], 'no half-made directory left beside it');
+    assert.deepEqual(
+      (await readdir(one)).filter((f) => f.startsWith('pglite.')),
+      [],
+      'no half-made directory left beside it',
+    );
   });
 
   test('without a place for the template, initdb makes the directory itself', async () => {

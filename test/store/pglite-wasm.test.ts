@@ -47,10 +47,14 @@ describe('PGlite module and settings', () => {
         await db.close();
         console.log('DONE');
       `;
-      const { stdout } = await execFileAsync(process.execPath, ['--wasm-sync-tier-up', '--trace-wasm-compilation-times', '--input-type=module', '-e', script], {
-        maxBuffer: 64 * 1024 * 1024,
-        timeout: 120_000,
-      });
+      const { stdout } = await execFileAsync(
+        process.execPath,
+        ['--wasm-sync-tier-up', '--trace-wasm-compilation-times', '--input-type=module', '-e', script],
+        {
+          maxBuffer: 64 * 1024 * 1024,
+          timeout: 120_000,
+        },
+      );
       assert.match(stdout, /DONE/);
       const layout = readWasmLayout(wasmBytes())!;
       const parser = layout.exports.get(PARSER_EXPORT)!;
@@ -72,13 +76,19 @@ describe('PGlite module and settings', () => {
       for (let i = 0; i < 2; i++) {
         const db = await openDb({ dataDir: dir });
         try {
-          const { rows } = await db.query<{ s: string; c: string }>(`SELECT current_setting('shared_buffers') AS s, current_setting('max_connections') AS c`);
+          const { rows } = await db.query<{ s: string; c: string }>(
+            `SELECT current_setting('shared_buffers') AS s, current_setting('max_connections') AS c`,
+          );
           assert.deepEqual(rows[0], { s: '16MB', c: '8' });
         } finally {
           await db.close();
         }
       }
-      assert.match(readFileSync(join(dir, 'pglite', 'postgresql.conf'), 'utf8'), /^shared_buffers = 16MB/m, 'initdb wrote them too');
+      assert.match(
+        readFileSync(join(dir, 'pglite', 'postgresql.conf'), 'utf8'),
+        /^shared_buffers = 16MB/m,
+        'initdb wrote them too',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -15,17 +15,31 @@ for (const store of storeKinds) {
         const team = await ensureTeam(db, 'profiles');
         // Each writer's state is internally consistent: 50 cookies all carrying the writer's number.
         const state = (n: number) => ({
-          cookies: Array.from({ length: 50 }, (_, i) => ({ name: `c${i}`, value: `w${n}`, domain: 'example.test', path: '/' })),
+          cookies: Array.from({ length: 50 }, (_, i) => ({
+            name: `c${i}`,
+            value: `w${n}`,
+            domain: 'example.test',
+            path: '/',
+          })),
           origins: [{ origin: 'https://example.test', localStorage: [{ name: 'writer', value: `w${n}` }] }],
         });
-        const versions = await Promise.all(Array.from({ length: 20 }, (_, n) => saveProfile(db, team.id, 'shared', state(n))));
-        assert.deepEqual([...versions].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1), 'every save counted once');
+        const versions = await Promise.all(
+          Array.from({ length: 20 }, (_, n) => saveProfile(db, team.id, 'shared', state(n))),
+        );
+        assert.deepEqual(
+          [...versions].sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i + 1),
+          'every save counted once',
+        );
         const saved = await readProfile(db, team.id, 'shared');
         assert.ok(saved);
         assert.equal(saved.version, 20);
         const s = saved.state as ReturnType<typeof state>;
         const writer = s.origins[0].localStorage[0].value;
-        assert.ok(s.cookies.every((c) => c.value === writer), 'no mix of two writers');
+        assert.ok(
+          s.cookies.every((c) => c.value === writer),
+          'no mix of two writers',
+        );
         assert.equal(s.cookies.length, 50);
         assert.equal(await readProfile(db, team.id, 'missing'), undefined);
         const other = await ensureTeam(db, 'other');

@@ -14,16 +14,24 @@ for (const store of storeKinds) {
   describe(`store on ${store}`, () => {
     test('migrations apply once, also when several openers race', async () => {
       const { env, cleanup } = await testEnv(store);
-      const open = () => openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+      const open = () =>
+        openDb({ dataDir: env.DATA_DIR ?? '', databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
       try {
         if (store === 'postgres') {
           const dbs = await Promise.all([open(), open(), open()]);
           const applied = await Promise.all(dbs.map((d) => migrate(d)));
-          assert.deepEqual(applied.flat().sort((a, b) => a - b), migrations.map((m) => m.id).sort((a, b) => a - b), 'each migration applied by exactly one process');
+          assert.deepEqual(
+            applied.flat().sort((a, b) => a - b),
+            migrations.map((m) => m.id).sort((a, b) => a - b),
+            'each migration applied by exactly one process',
+          );
           await Promise.all(dbs.map((d) => d.close()));
         } else {
           const db = await open();
-          assert.deepEqual(await migrate(db), migrations.map((m) => m.id));
+          assert.deepEqual(
+            await migrate(db),
+            migrations.map((m) => m.id),
+          );
           assert.deepEqual(await migrate(db), []);
           await db.close();
         }
@@ -43,10 +51,17 @@ for (const store of storeKinds) {
         const { key, id } = await createApiKey(db, team.id);
         const caller = await findCallerByKey(db, key);
         assert.deepEqual(caller, { keyId: id, teamId: team.id, teamName: 't', creditQuota: null });
-        const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM api_keys WHERE key_hash = $1', [hashKey(key)]);
+        const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM api_keys WHERE key_hash = $1', [
+          hashKey(key),
+        ]);
         assert.equal(rows[0].n, 1, 'count(*) comes back as a number on both stores');
 
-        const job = await createJob(db, { teamId: team.id, apiKeyId: id, endpoint: 'scrape', target: 'https://a.example/' });
+        const job = await createJob(db, {
+          teamId: team.id,
+          apiKeyId: id,
+          endpoint: 'scrape',
+          target: 'https://a.example/',
+        });
         assert.ok(job.createdAt instanceof Date);
         assert.equal(typeof job.seq, 'number');
         assert.equal(job.status, 'queued');
@@ -91,7 +106,11 @@ for (const store of storeKinds) {
         const old = new Date(Date.now() - 60_000);
         const now = new Date();
         // Two writes of one key in a batch: the newer copy wins.
-        await Promise.all([cache.write('k1', page(1, old)), cache.write('k2', page(2, now)), cache.write('k1', page(11, now))]);
+        await Promise.all([
+          cache.write('k1', page(1, old)),
+          cache.write('k2', page(2, now)),
+          cache.write('k1', page(11, now)),
+        ]);
         assert.equal((await readCachedPage(db, 'k1'))?.url, 'https://a.example/11');
         const [a, b, c, d] = await Promise.all([
           cache.read('k1', { maxAgeMs: 10_000, minAgeMs: 0 }),

@@ -11,7 +11,10 @@ import { crawlJobRoutes, publicBase } from './crawl-job-routes.ts';
 import { BadRequestError, describeErrorCodes } from '../../errors.ts';
 import type { Db } from '../../store/db-types.ts';
 
-export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
+export async function batchScrapeRoutes(
+  app: FastifyInstance,
+  { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string },
+): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['batch scrape'];
   const base = publicBase(publicUrl);
@@ -29,7 +32,7 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
           'Invalid URLs are a 400 naming body.urls.N unless ignoreInvalidURLs (then listed in invalidURLs). ' +
           '`appendToId` adds the URLs to a running batch of the team ' +
           `(${describeErrorCodes(['BATCH_SCRAPE_NOT_RUNNING'])} once it ended). ` +
-          '`idempotencyKey` (or header x-idempotency-key): a repeat within 24 h returns the first batch\'s id without starting another; ' +
+          "`idempotencyKey` (or header x-idempotency-key): a repeat within 24 h returns the first batch's id without starting another; " +
           `the same key with another body is ${describeErrorCodes(['IDEMPOTENCY_KEY_REUSED'])}, ` +
           `a repeat while the first is still being started ${describeErrorCodes(['IDEMPOTENCY_KEY_IN_USE'])}. ` +
           '`webhook` as for crawls, with batch_scrape.* events. ' +
@@ -55,10 +58,17 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
       const key = request.body.idempotencyKey ?? header;
       if (header !== undefined && request.body.idempotencyKey !== undefined && header !== request.body.idempotencyKey) {
         const message = 'differs from the x-idempotency-key header';
-        throw new BadRequestError(`Invalid request: body.idempotencyKey: ${message}`, [{ path: 'body.idempotencyKey', message }]);
+        throw new BadRequestError(`Invalid request: body.idempotencyKey: ${message}`, [
+          { path: 'body.idempotencyKey', message },
+        ]);
       }
       const { id, invalidURLs } = await crawler.startBatch(request.caller, request.body, base(request), key);
-      return { success: true as const, id, url: `${base(request)}/v2/batch/scrape/${id}`, ...(invalidURLs ? { invalidURLs } : {}) };
+      return {
+        success: true as const,
+        id,
+        url: `${base(request)}/v2/batch/scrape/${id}`,
+        ...(invalidURLs ? { invalidURLs } : {}),
+      };
     },
   );
 
@@ -80,8 +90,11 @@ export async function batchScrapeRoutes(app: FastifyInstance, { crawler, db, pub
     },
     cancel: {
       summary: 'Cancel a batch scrape',
-      description: "Cancelled is terminal: pages not yet started are never scraped. 404 BATCH_SCRAPE_NOT_FOUND for another team's id.",
+      description:
+        "Cancelled is terminal: pages not yet started are never scraped. 404 BATCH_SCRAPE_NOT_FOUND for another team's id.",
     },
-    errors: { summary: "A batch scrape's failed pages (robotsBlocked is always empty: a batch does not read robots.txt)" },
+    errors: {
+      summary: "A batch scrape's failed pages (robotsBlocked is always empty: a batch does not read robots.txt)",
+    },
   });
 }

@@ -46,7 +46,8 @@ export function crawlJobRoutes(app: FastifyInstance, o: CrawlJobRoutesOptions): 
       querystring: crawlStatusQuery,
       response: { 200: crawlStatus, 404: errorBody, ...authErrors },
     },
-    handler: async (request) => crawler.status(request.caller.teamId, request.params.id, kind, request.query, base(request)),
+    handler: async (request) =>
+      crawler.status(request.caller.teamId, request.params.id, kind, request.query, base(request)),
     wsHandler: statusStream({ crawler, db, kind, publicUrl }),
   });
 

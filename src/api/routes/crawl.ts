@@ -9,7 +9,10 @@ import { crawlJobRoutes, publicBase } from './crawl-job-routes.ts';
 import type { Db } from '../../store/db-types.ts';
 import { describeErrorCodes } from '../../errors.ts';
 
-export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string }): Promise<void> {
+export async function crawlRoutes(
+  app: FastifyInstance,
+  { crawler, db, publicUrl }: { crawler: Crawler; db: Db; publicUrl?: string },
+): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['crawl'];
   const base = publicBase(publicUrl);
@@ -40,7 +43,10 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
     },
   );
 
-  const active = async (request: FastifyRequest) => ({ success: true as const, crawls: await crawler.active(request.caller.teamId) });
+  const active = async (request: FastifyRequest) => ({
+    success: true as const,
+    crawls: await crawler.active(request.caller.teamId),
+  });
   for (const path of ['/v2/crawl/active', '/v2/crawl/ongoing']) {
     r.get(
       path,
@@ -72,7 +78,8 @@ export async function crawlRoutes(app: FastifyInstance, { crawler, db, publicUrl
     },
     cancel: {
       summary: 'Cancel a crawl',
-      description: 'Cancelled is terminal: pages not yet started are never scraped. 404 CRAWL_NOT_FOUND for another team\'s id.',
+      description:
+        "Cancelled is terminal: pages not yet started are never scraped. 404 CRAWL_NOT_FOUND for another team's id.",
     },
     errors: { summary: "A crawl's failed pages and the URLs robots.txt disallowed" },
   });

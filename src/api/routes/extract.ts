@@ -5,12 +5,21 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authErrors, errorBody } from '../../contract/common.ts';
-import { EXTRACT_GLOB_MAX_PAGES, EXTRACT_MAX_PAGES, extractRequest, extractStarted, extractStatus } from '../../contract/extract.ts';
+import {
+  EXTRACT_GLOB_MAX_PAGES,
+  EXTRACT_MAX_PAGES,
+  extractRequest,
+  extractStarted,
+  extractStatus,
+} from '../../contract/extract.ts';
 import type { Extractor } from '../../extract/extract.ts';
 import { publicBase } from './crawl-job-routes.ts';
 import { describeErrorCodes } from '../../errors.ts';
 
-export async function extractRoutes(app: FastifyInstance, { extractor, publicUrl }: { extractor: Extractor; publicUrl?: string }): Promise<void> {
+export async function extractRoutes(
+  app: FastifyInstance,
+  { extractor, publicUrl }: { extractor: Extractor; publicUrl?: string },
+): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['extract'];
   const base = publicBase(publicUrl);

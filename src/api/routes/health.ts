@@ -11,15 +11,23 @@ export async function healthRoutes(app: FastifyInstance, { db }: { db: Db }): Pr
   const ok = z.object({ status: z.literal('ok') });
   const publicRoute = { config: { public: true }, schema: { tags: ['meta'], security: [] } } as const;
 
-  r.get('/health', { ...publicRoute, schema: { ...publicRoute.schema, summary: 'Process is up', response: { 200: ok } } }, async () => ({
-    status: 'ok' as const,
-  }));
+  r.get(
+    '/health',
+    { ...publicRoute, schema: { ...publicRoute.schema, summary: 'Process is up', response: { 200: ok } } },
+    async () => ({
+      status: 'ok' as const,
+    }),
+  );
 
   r.get(
     '/ready',
     {
       ...publicRoute,
-      schema: { ...publicRoute.schema, summary: 'Database is reachable', response: { 200: ok.extend({ database: z.string() }), 503: errorBody } },
+      schema: {
+        ...publicRoute.schema,
+        summary: 'Database is reachable',
+        response: { 200: ok.extend({ database: z.string() }), 503: errorBody },
+      },
     },
     async () => {
       try {

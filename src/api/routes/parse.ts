@@ -17,9 +17,13 @@ function badRequest(path: string, message: string): BadRequestError {
 
 function tooLarge(): ParseError {
   // Connection: close, so the server does not go on reading the rest of an upload to keep the connection.
-  return new ParseError('FILE_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`, {
-    headers: { connection: 'close' },
-  });
+  return new ParseError(
+    'FILE_TOO_LARGE',
+    `The file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (the upload limit of POST /v2/parse)`,
+    {
+      headers: { connection: 'close' },
+    },
+  );
 }
 
 /** Reads the parts: `file` (at most MAX_FILE_BYTES, streamed) and `options` (JSON text). */
@@ -31,7 +35,8 @@ async function readParts(parts: AsyncIterableIterator<Multipart>): Promise<{ upl
     for await (const part of parts) {
       if (part.fieldname === 'file') {
         if (upload) throw badRequest('file', 'only one file part is accepted');
-        if (part.type !== 'file') throw badRequest('file', 'the file part must carry the document bytes (a file part with a filename)');
+        if (part.type !== 'file')
+          throw badRequest('file', 'the file part must carry the document bytes (a file part with a filename)');
         const bytes = await readFile(part, MAX_FILE_BYTES);
         if (!bytes) throw tooLarge();
         upload = { bytes, fileName: part.filename || 'upload', mimetype: part.mimetype };
@@ -110,7 +115,14 @@ export async function parseRoutes(
   // Registered in this plugin only: multipart bodies are accepted by POST /v2/parse alone.
   await app.register(multipart, {
     throwFileSizeLimit: false,
-    limits: { fileSize: DISCARD_LIMIT + 1, files: 2, fields: 2, parts: 4, fieldSize: MAX_OPTIONS_BYTES, headerPairs: 100 },
+    limits: {
+      fileSize: DISCARD_LIMIT + 1,
+      files: 2,
+      fields: 2,
+      parts: 4,
+      fieldSize: MAX_OPTIONS_BYTES,
+      headerPairs: 100,
+    },
   });
 
   app.post(
@@ -129,7 +141,7 @@ export async function parseRoutes(
           'timeout (ms, parse deadline, default 60000), parsers (["pdf"] default; [] returns a PDF base64-encoded; ' +
           '{type: "pdf", mode: fast|auto|ocr, maxPages, pages, blocks, pageMarkers}), removeBase64Images, blockAds, redactPII, ' +
           'zeroDataRetention, origin, integration. Unknown keys: 400 naming them. ' +
-          'Types: PDF, DOCX, ODT, XLSX, ODS, CSV, PPTX, ODP, EPUB, HTML, Markdown, plain text (detected from the content, then the part\'s content type and file name). ' +
+          "Types: PDF, DOCX, ODT, XLSX, ODS, CSV, PPTX, ODP, EPUB, HTML, Markdown, plain text (detected from the content, then the part's content type and file name). " +
           'Errors: ' +
           describeErrorCodes([
             ['BAD_REQUEST', 'no `file` part, `options` not JSON or invalid'],
@@ -148,18 +160,29 @@ export async function parseRoutes(
           ]) +
           '. ' +
           'Credits: 1 per PDF page converted, 1 for a PDF with parsers [] or rawBase64 alone, 1 per other document.',
-        response: { 200: parseResponse, 402: errorBody, 408: errorBody, 413: errorBody, 415: errorBody, 422: errorBody, 503: errorBody, ...authErrors },
+        response: {
+          200: parseResponse,
+          402: errorBody,
+          408: errorBody,
+          413: errorBody,
+          415: errorBody,
+          422: errorBody,
+          503: errorBody,
+          ...authErrors,
+        },
       },
     },
     async (request, reply) => {
       if (!request.isMultipart()) {
-        throw new BadRequestError('Invalid request: send multipart/form-data with a part "file" (the document) and optionally a part "options" (JSON)', [
-          { path: 'file', message: 'required (multipart/form-data)' },
-        ]);
+        throw new BadRequestError(
+          'Invalid request: send multipart/form-data with a part "file" (the document) and optionally a part "options" (JSON)',
+          [{ path: 'file', message: 'required (multipart/form-data)' }],
+        );
       }
       const { upload, options: rawOptions } = await readParts(request.parts()).catch((err: unknown) => {
         // An upload over the bound: once the 413 is written, the connection goes (the rest is never read).
-        if (err instanceof ParseError && err.code === 'FILE_TOO_LARGE') reply.raw.once('finish', () => request.raw.destroy());
+        if (err instanceof ParseError && err.code === 'FILE_TOO_LARGE')
+          reply.raw.once('finish', () => request.raw.destroy());
         throw err;
       });
       if (!upload) throw badRequest('file', 'required: a part "file" with the document bytes');

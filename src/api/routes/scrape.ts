@@ -38,7 +38,7 @@ export async function scrapeRoutes(
             'SCRAPE_RESPONSE_TOO_LARGE',
             'SCRAPE_SITE_ERROR',
             'SCRAPE_UNSUPPORTED_FILE_ERROR',
-            ['SCRAPE_ACTION_ERROR', 'the message names the action\'s index'],
+            ['SCRAPE_ACTION_ERROR', "the message names the action's index"],
             ['BROWSER_UNAVAILABLE', 'the request needs Chromium'],
             'SCRAPE_NO_CACHED_DATA',
             'SCRAPE_LOCKDOWN_CACHE_MISS',
@@ -53,17 +53,31 @@ export async function scrapeRoutes(
           '; a page without media is a success with a warning. ' +
           "A target's own 4xx/5xx is a successful scrape with metadata.statusCode and metadata.error.",
         body: scrapeRequest,
-        response: { 200: scrapeResponse, 402: errorBody, 403: errorBody, 404: errorBody, 408: errorBody, 415: errorBody, 422: errorBody, 502: errorBody, 503: errorBody, ...authErrors },
+        response: {
+          200: scrapeResponse,
+          402: errorBody,
+          403: errorBody,
+          404: errorBody,
+          408: errorBody,
+          415: errorBody,
+          422: errorBody,
+          502: errorBody,
+          503: errorBody,
+          ...authErrors,
+        },
       },
     },
     async (request, reply) => {
-      const { document, json } = await scraper.scrape(request.caller, request.body, { publicUrl: publicUrl ?? `${request.protocol}://${request.host}` });
+      const { document, json } = await scraper.scrape(request.caller, request.body, {
+        publicUrl: publicUrl ?? `${request.protocol}://${request.host}`,
+      });
       // The document's JSON text was made once, for the database; the answer reuses it instead
       // of serialising it again (1–2 ms of the event loop for a 200 KB page). Still checked
       // against the contract, as every answer is.
       reply.serializer((payload: unknown) => {
         const checked = scrapeResponse.safeParse(payload);
-        if (!checked.success) throw new ResponseSerializationError(request.method, request.url, { cause: checked.error });
+        if (!checked.success)
+          throw new ResponseSerializationError(request.method, request.url, { cause: checked.error });
         const warning = checked.data.warning === undefined ? '' : `,"warning":${JSON.stringify(checked.data.warning)}`;
         return `{"success":true,"data":${json}${warning}}`;
       });

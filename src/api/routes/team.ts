@@ -143,7 +143,13 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
 
   r.get(
     '/v2/team/credit-usage',
-    { schema: { tags, summary: 'Credits left in the current billing period (calendar month, UTC)', response: { 200: creditUsageResponse, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'Credits left in the current billing period (calendar month, UTC)',
+        response: { 200: creditUsageResponse, ...authErrors },
+      },
+    },
     async (request) => {
       const s = await creditStatus(db, request.caller.teamId);
       return {
@@ -162,7 +168,13 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
 
   r.get(
     '/v2/team/token-usage',
-    { schema: { tags, summary: 'LLM tokens used in the current billing period', response: { 200: tokenUsageResponse, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'LLM tokens used in the current billing period',
+        response: { 200: tokenUsageResponse, ...authErrors },
+      },
+    },
     async (request) => {
       const period = billingPeriod();
       const used = await usageSince(db, 'tokens', request.caller.teamId, period.start);
@@ -183,7 +195,13 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
 
   r.get(
     '/v2/concurrency-check',
-    { schema: { tags, summary: 'Jobs running now against the team limit', response: { 200: concurrencyResponse, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: 'Jobs running now against the team limit',
+        response: { 200: concurrencyResponse, ...authErrors },
+      },
+    },
     async (request) => {
       const counts = await countTeamJobs(db, request.caller.teamId);
       const data = { concurrency: counts.active, maxConcurrency };
@@ -193,7 +211,13 @@ export async function teamRoutes(app: FastifyInstance, { db, config }: { db: Db;
 
   r.get(
     '/v2/team/queue-status',
-    { schema: { tags, summary: "The team's queued and running jobs", response: { 200: queueStatusResponse, ...authErrors } } },
+    {
+      schema: {
+        tags,
+        summary: "The team's queued and running jobs",
+        response: { 200: queueStatusResponse, ...authErrors },
+      },
+    },
     async (request) => {
       const counts = await countTeamJobs(db, request.caller.teamId);
       return {

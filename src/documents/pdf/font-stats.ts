@@ -6,7 +6,6 @@ export interface FontStats {
   headingSizes: number[];
 }
 
-
 /** Body size = the size with most characters; heading sizes = distinct larger sizes, largest first. */
 export function fontStats(pages: Line[][]): FontStats {
   const chars = new Map<number, number>();

@@ -96,7 +96,8 @@ export function buildLines(items: TextItem[]): Line[] {
         const size = Math.max(cur.size, it.size);
         const markerOnly = cur.chars <= 4 && listMarker(cur.text + ' x') !== null;
         if (gap <= size * 1.1 || (markerOnly && gap < size * 4)) {
-          if ((gap > size * 0.12 || it.conf !== undefined) && !/\s$/.test(cur.text) && !/^\s/.test(it.str)) cur.text += ' ';
+          if ((gap > size * 0.12 || it.conf !== undefined) && !/\s$/.test(cur.text) && !/^\s/.test(it.str))
+            cur.text += ' ';
           cur.text += it.str;
           cur.x1 = Math.max(cur.x1, it.x1);
           if (it.str.length > cur.chars) cur.size = it.size;

@@ -20,7 +20,6 @@ export interface Unit {
   ocr?: number;
 }
 
-
 /** Joins the lines of a paragraph: a trailing hyphen before a lowercase continuation is removed. */
 export function joinLines(lines: string[]): string {
   let out = '';
@@ -32,7 +31,8 @@ export function joinLines(lines: string[]): string {
     }
     const m = /(\p{L})[-\u2010]$/u.exec(out);
     if (m && /^\p{Ll}/u.test(l)) out = out.slice(0, -1) + l;
-    else if (m) out += l; // "Euro-" + "Asian": a real hyphen, kept, no space
+    else if (m)
+      out += l; // "Euro-" + "Asian": a real hyphen, kept, no space
     else out += ' ' + l;
   }
   return out;

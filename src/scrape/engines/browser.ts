@@ -24,15 +24,40 @@
 import type { Browser, BrowserContext, Page, Request, Response } from 'playwright-core';
 import { BlockedAddressError, type GuardedLookupOptions, InvalidTargetUrlError } from '../../net/ssrf.ts';
 import type { BrowserAction } from '../../contract/actions.ts';
-import { type ActionOutputs, type Screenshot, type ScreenshotOptions, emptyOutputs, runActions, takeScreenshot } from './browser/actions.ts';
+import {
+  type ActionOutputs,
+  type Screenshot,
+  type ScreenshotOptions,
+  emptyOutputs,
+  runActions,
+  takeScreenshot,
+} from './browser/actions.ts';
 import { AdBlocker } from './browser/adblock.ts';
 import { type BrowserLocation, cookiesFromHeader, emulation } from './browser/emulation.ts';
 import { type Branding, extractBranding } from '../formats/branding.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
-import { type BrowserHandle, BrowserPool, type PoolStats, chromiumAvailable, chromiumExecutable, missingChromiumError } from './browser/browser-pool.ts';
+import {
+  type BrowserHandle,
+  BrowserPool,
+  type PoolStats,
+  chromiumAvailable,
+  chromiumExecutable,
+  missingChromiumError,
+} from './browser/browser-pool.ts';
 import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
 import { isCredentialHeader, sameTarget } from './caller-headers.ts';
-import { BadRequestError, BlockedUrlError, ConnectionError, DnsResolutionError, ScrapeError, ScrapeTimeoutError, SiteError, TlsError, TooManyRedirectsError, UnsupportedFileError } from '../../errors.ts';
+import {
+  BadRequestError,
+  BlockedUrlError,
+  ConnectionError,
+  DnsResolutionError,
+  ScrapeError,
+  ScrapeTimeoutError,
+  SiteError,
+  TlsError,
+  TooManyRedirectsError,
+  UnsupportedFileError,
+} from '../../errors.ts';
 
 export { BrowserUnavailableError, ScrapeActionError } from '../../errors.ts';
 export type { ActionOutputs, JavascriptReturn, Screenshot, ScreenshotOptions } from './browser/actions.ts';
@@ -326,14 +351,18 @@ export class BrowserEngine {
       mobileDevice: this.#opts.mobileDevice,
       browserVersion: handle.version,
     });
-    const context = await this.#newContext(handle, {
-      ...emu.options,
-      proxy: { server: guard.url },
-      ignoreHTTPSErrors: req.skipTlsVerification,
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-      storageState: req.storageState,
-    }, Math.min(this.#opts.contextTimeoutMs ?? 10_000, remaining()));
+    const context = await this.#newContext(
+      handle,
+      {
+        ...emu.options,
+        proxy: { server: guard.url },
+        ignoreHTTPSErrors: req.skipTlsVerification,
+        serviceWorkers: 'block',
+        acceptDownloads: false,
+        storageState: req.storageState,
+      },
+      Math.min(this.#opts.contextTimeoutMs ?? 10_000, remaining()),
+    );
     if (state.done) {
       // The attempt ended (abort or timeout) while the context was being made.
       await context.close().catch(() => {});
@@ -358,7 +387,9 @@ export class BrowserEngine {
           blockedAds++;
           return route.abort('blockedbyclient').catch(() => {});
         }
-        let headers: Record<string, string> | undefined = accept ? { ...request.headers(), 'accept-language': accept } : undefined;
+        let headers: Record<string, string> | undefined = accept
+          ? { ...request.headers(), 'accept-language': accept }
+          : undefined;
         if (credentials.length && !sameTarget(target, new URL(request.url()))) {
           headers ??= { ...request.headers() };
           for (const k of credentials) delete headers[k];
@@ -398,14 +429,18 @@ export class BrowserEngine {
     const tActions = Date.now();
     const outputs = emptyOutputs();
     if (req.actions?.length) {
-      await runActions(req.actions, {
-        page,
-        tracker,
-        deadline,
-        selectorTimeoutMs: this.#opts.selectorTimeoutMs ?? 10_000,
-        settle: this.#actionSettle,
-        onTimeout: () => new ScrapeTimeoutError(req.timeoutMs, req.url),
-      }, outputs);
+      await runActions(
+        req.actions,
+        {
+          page,
+          tracker,
+          deadline,
+          selectorTimeoutMs: this.#opts.selectorTimeoutMs ?? 10_000,
+          settle: this.#actionSettle,
+          onTimeout: () => new ScrapeTimeoutError(req.timeoutMs, req.url),
+        },
+        outputs,
+      );
     }
     const actionsMs = Date.now() - tActions;
 
@@ -419,7 +454,9 @@ export class BrowserEngine {
     // without fetching again (page.content() is then only Chromium's viewer around them). Not for
     // PDFs: Chromium hands its PDF viewer's page to Playwright instead of the file.
     const body =
-      main && contentType && !HTML_TYPES.test(contentType) && !/pdf/i.test(contentType) ? await main.body().catch(() => undefined) : undefined;
+      main && contentType && !HTML_TYPES.test(contentType) && !/pdf/i.test(contentType)
+        ? await main.body().catch(() => undefined)
+        : undefined;
     const storageState = req.saveStorageState ? await context.storageState({ indexedDB: true }) : undefined;
     tracker.dispose();
     return {
@@ -436,12 +473,23 @@ export class BrowserEngine {
       storageState,
       branding,
       blockedAds,
-      timings: { acquireMs: run.acquireMs, navigationMs, settleMs, actionsMs, totalMs: Date.now() - run.started, attempts: run.attempt },
+      timings: {
+        acquireMs: run.acquireMs,
+        navigationMs,
+        settleMs,
+        actionsMs,
+        totalMs: Date.now() - run.started,
+        attempts: run.attempt,
+      },
     };
   }
 
   // newContext on a hung browser never answers: bound it, and replace that browser.
-  async #newContext(handle: BrowserHandle, options: Parameters<Browser['newContext']>[0], boundMs: number): Promise<BrowserContext> {
+  async #newContext(
+    handle: BrowserHandle,
+    options: Parameters<Browser['newContext']>[0],
+    boundMs: number,
+  ): Promise<BrowserContext> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const creating = handle.browser.newContext(options);
     const hung = new Promise<never>((_, reject) => {
@@ -453,7 +501,10 @@ export class BrowserEngine {
     try {
       return await Promise.race([creating, hung]);
     } catch (err) {
-      creating.then((c) => c.close().catch(() => {}), () => {});
+      creating.then(
+        (c) => c.close().catch(() => {}),
+        () => {},
+      );
       if (err instanceof BrowserCrashed) throw err;
       if (handle.state === 'dead' || !handle.browser.isConnected()) throw new BrowserCrashed((err as Error).message);
       throw err;
@@ -466,7 +517,10 @@ export class BrowserEngine {
     if (!handle.browser.isConnected()) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const closed = await Promise.race([
-      context.close().then(() => true, () => true),
+      context.close().then(
+        () => true,
+        () => true,
+      ),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CONTEXT_CLOSE_BOUND_MS))),
     ]);
     clearTimeout(timer);
@@ -480,7 +534,11 @@ export class BrowserEngine {
       if (reason?.name === 'TimeoutError') return new ScrapeTimeoutError(req.timeoutMs, req.url);
       return reason instanceof Error ? reason : new Error(String(reason));
     }
-    if (err instanceof BrowserCrashed) return new SiteError(req.url, `the browser crashed twice while rendering the page (${err.message.split('\n')[0]})`);
+    if (err instanceof BrowserCrashed)
+      return new SiteError(
+        req.url,
+        `the browser crashed twice while rendering the page (${err.message.split('\n')[0]})`,
+      );
     const message = (err as Error)?.message?.split('\n')[0] ?? String(err);
     if (/Timeout \d+ms exceeded/.test(message)) return new ScrapeTimeoutError(req.timeoutMs, req.url);
     return new SiteError(req.url, message);
@@ -488,7 +546,10 @@ export class BrowserEngine {
 }
 
 function describePreflight(err: unknown, url: string): Error {
-  if (err instanceof InvalidTargetUrlError) return new BadRequestError(`Invalid request: body.url: ${err.message}`, [{ path: 'body.url', message: err.message }]);
+  if (err instanceof InvalidTargetUrlError)
+    return new BadRequestError(`Invalid request: body.url: ${err.message}`, [
+      { path: 'body.url', message: err.message },
+    ]);
   if (err instanceof BlockedAddressError) return new BlockedUrlError(err.message);
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_NODATA') {
@@ -508,7 +569,12 @@ function fromGuardFailure(failure: GuardFailure, url: string): ScrapeError {
 async function refuseGuardAnswer(main: Response, guard: GuardProxy): Promise<void> {
   const kind = await main.headerValue(GUARD_HEADER).catch(() => null);
   if (!kind) return;
-  const failure = guard.failureFor(safeHost(main.url())) ?? { kind: kind as GuardFailure['kind'], target: main.url(), hostname: safeHost(main.url()), message: `Refused ${main.url()}` };
+  const failure = guard.failureFor(safeHost(main.url())) ?? {
+    kind: kind as GuardFailure['kind'],
+    target: main.url(),
+    hostname: safeHost(main.url()),
+    message: `Refused ${main.url()}`,
+  };
   throw fromGuardFailure(failure, main.url());
 }
 
@@ -524,9 +590,12 @@ function navigationError(err: unknown, url: string, guard: GuardProxy, timedOut:
   if (/^ERR_(CERT_|SSL_|BAD_SSL)/.test(net)) return new TlsError(url, net);
   if (net === 'ERR_TOO_MANY_REDIRECTS') return new TooManyRedirectsError(url, 20);
   if (net === 'ERR_NAME_NOT_RESOLVED') return new DnsResolutionError(safeHost(url));
-  if (/^ERR_(CONNECTION_|ADDRESS_|EMPTY_RESPONSE|INTERNET_DISCONNECTED|NETWORK_|TIMED_OUT)/.test(net)) return new ConnectionError(url, net);
-  if (/Download is starting/i.test(message)) return new UnsupportedFileError('a file download (not a web page): fetch it with the HTTP engine');
-  if (/Target .*closed|browser has been closed|Browser closed|has disconnected|crashed/i.test(message)) return new BrowserCrashed(message);
+  if (/^ERR_(CONNECTION_|ADDRESS_|EMPTY_RESPONSE|INTERNET_DISCONNECTED|NETWORK_|TIMED_OUT)/.test(net))
+    return new ConnectionError(url, net);
+  if (/Download is starting/i.test(message))
+    return new UnsupportedFileError('a file download (not a web page): fetch it with the HTTP engine');
+  if (/Target .*closed|browser has been closed|Browser closed|has disconnected|crashed/i.test(message))
+    return new BrowserCrashed(message);
   return new SiteError(url, net || message);
 }
 
@@ -565,8 +634,10 @@ function redirectChain(request: Request): string[] {
 
 // Hiding rules as a constructed stylesheet: applied to the rendering, absent from page.content().
 function adoptStylesheet(css: string): string {
-  return `(() => { try { const s = new CSSStyleSheet(); s.replaceSync(${JSON.stringify(css)}); ` +
-    'document.adoptedStyleSheets = [...document.adoptedStyleSheets, s]; } catch {} })();';
+  return (
+    `(() => { try { const s = new CSSStyleSheet(); s.replaceSync(${JSON.stringify(css)}); ` +
+    'document.adoptedStyleSheets = [...document.adoptedStyleSheets, s]; } catch {} })();'
+  );
 }
 
 function safeHost(url: string): string {

@@ -13,11 +13,18 @@ export function isCredentialHeader(name: string): boolean {
 
 /** Whether `url` is the caller's own target for headers: the same host name, and no downgrade from https. */
 export function sameTarget(target: URL, url: URL): boolean {
-  return url.hostname.toLowerCase() === target.hostname.toLowerCase() && !(target.protocol === 'https:' && url.protocol === 'http:');
+  return (
+    url.hostname.toLowerCase() === target.hostname.toLowerCase() &&
+    !(target.protocol === 'https:' && url.protocol === 'http:')
+  );
 }
 
 /** The caller's headers to send to `url` when the request was for `target`. */
-export function callerHeadersFor(headers: Record<string, string> | undefined, target: URL, url: URL): Record<string, string> {
+export function callerHeadersFor(
+  headers: Record<string, string> | undefined,
+  target: URL,
+  url: URL,
+): Record<string, string> {
   if (!headers) return {};
   if (sameTarget(target, url)) return headers;
   const out: Record<string, string> = {};

@@ -15,7 +15,18 @@ import {
   createGuardedLookup,
 } from '../../net/ssrf.ts';
 import { callerHeadersFor } from './caller-headers.ts';
-import { BadRequestError, BlockedUrlError, ConnectionError, DnsResolutionError, ResponseTooLargeError, ScrapeError, ScrapeTimeoutError, SiteError, TlsError, TooManyRedirectsError } from '../../errors.ts';
+import {
+  BadRequestError,
+  BlockedUrlError,
+  ConnectionError,
+  DnsResolutionError,
+  ResponseTooLargeError,
+  ScrapeError,
+  ScrapeTimeoutError,
+  SiteError,
+  TlsError,
+  TooManyRedirectsError,
+} from '../../errors.ts';
 
 export const DESKTOP_USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
@@ -162,7 +173,10 @@ export class HttpEngine {
 
   #check(url: string): URL {
     try {
-      return assertUrlAllowed(url, { allowPrivateNetwork: this.#opts.allowPrivateNetwork, isAllowed: this.#opts.ssrf?.isAllowed });
+      return assertUrlAllowed(url, {
+        allowPrivateNetwork: this.#opts.allowPrivateNetwork,
+        isAllowed: this.#opts.ssrf?.isAllowed,
+      });
     } catch (err) {
       throw this.#describe(err, undefined, undefined, undefined);
     }
@@ -190,7 +204,12 @@ export class HttpEngine {
     }
   }
 
-  async #request(url: URL, req: HttpFetchRequest, jar: CookieJar, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #request(
+    url: URL,
+    req: HttpFetchRequest,
+    jar: CookieJar,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = {
       'user-agent': req.mobile ? MOBILE_USER_AGENT : DESKTOP_USER_AGENT,
       accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
@@ -198,8 +217,10 @@ export class HttpEngine {
       'accept-encoding': 'gzip, deflate, br, zstd',
     };
     // The caller's credentials only for the host it asked for (src/scrape/engines/caller-headers.ts).
-    for (const [k, v] of Object.entries(callerHeadersFor(req.headers, new URL(req.url), url))) headers[k.toLowerCase()] = v;
-    if (req.originHeaders?.origin === url.origin) for (const [k, v] of Object.entries(req.originHeaders.headers)) headers[k.toLowerCase()] = v;
+    for (const [k, v] of Object.entries(callerHeadersFor(req.headers, new URL(req.url), url)))
+      headers[k.toLowerCase()] = v;
+    if (req.originHeaders?.origin === url.origin)
+      for (const [k, v] of Object.entries(req.originHeaders.headers)) headers[k.toLowerCase()] = v;
     const cookies = [headers.cookie, ...jar.for(url)].filter(Boolean);
     if (cookies.length) headers.cookie = cookies.join('; ');
     const dispatcher = await this.#dispatcher(url, req);
@@ -208,8 +229,10 @@ export class HttpEngine {
 
   // One dispatcher per (TLS verification, proxy) pair, created on first use and kept for reuse.
   async #dispatcher(url: URL, req: HttpFetchRequest): Promise<Dispatcher> {
-    const proxyUrl = req.proxy === 'enhanced' ? this.#opts.enhancedProxyUrl : req.proxy === 'basic' ? this.#opts.proxyUrl : undefined;
-    if (req.proxy === 'enhanced' && !proxyUrl) throw new BadRequestError('proxy "enhanced" needs PROXY_ENHANCED_URL to be configured');
+    const proxyUrl =
+      req.proxy === 'enhanced' ? this.#opts.enhancedProxyUrl : req.proxy === 'basic' ? this.#opts.proxyUrl : undefined;
+    if (req.proxy === 'enhanced' && !proxyUrl)
+      throw new BadRequestError('proxy "enhanced" needs PROXY_ENHANCED_URL to be configured');
     if (proxyUrl) {
       // Through a proxy the proxy resolves the name: resolve and judge it here first.
       await this.#checkResolves(url.hostname);
@@ -231,7 +254,9 @@ export class HttpEngine {
 
   async #checkResolves(hostname: string): Promise<void> {
     const lookup = createGuardedLookup({ ...this.#opts.ssrf, allowPrivateNetwork: this.#opts.allowPrivateNetwork });
-    await new Promise<void>((resolve, reject) => lookup(hostname, { all: true }, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      lookup(hostname, { all: true }, (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   async #read(
@@ -275,7 +300,12 @@ export class HttpEngine {
   }
 
   // Maps whatever failed (guard, DNS, socket, TLS, abort) to one ScrapeError with a code.
-  #describe(err: unknown, url: URL | undefined, req: HttpFetchRequest | undefined, timeout: AbortSignal | undefined): Error {
+  #describe(
+    err: unknown,
+    url: URL | undefined,
+    req: HttpFetchRequest | undefined,
+    timeout: AbortSignal | undefined,
+  ): Error {
     if (err instanceof ScrapeError || err instanceof BadRequestError) return err;
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const target = url?.href ?? req?.url ?? '';
@@ -284,13 +314,25 @@ export class HttpEngine {
     if (req && (timeout?.aborted || callerTimedOut)) return new ScrapeTimeoutError(req.timeoutMs, req.url);
     const blocked = findCause(e, (c) => c instanceof BlockedAddressError);
     if (blocked) return new BlockedUrlError((blocked as Error).message);
-    if (e instanceof InvalidTargetUrlError) return new BadRequestError(`Invalid request: body.url: ${e.message}`, [{ path: 'body.url', message: e.message }]);
+    if (e instanceof InvalidTargetUrlError)
+      return new BadRequestError(`Invalid request: body.url: ${e.message}`, [{ path: 'body.url', message: e.message }]);
     const code = String(findCause(e, (c) => typeof (c as NodeJS.ErrnoException).code === 'string')?.code ?? '');
     const message = e.cause?.message ?? e.message;
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return new DnsResolutionError(url?.hostname ?? target);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
+      return new DnsResolutionError(url?.hostname ?? target);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new ResponseTooLargeError(target, this.#opts.maxBytes);
     if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return new TlsError(target, message);
-    if (['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'EPIPE'].includes(code)) {
+    if (
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+        'UND_ERR_CONNECT_TIMEOUT',
+        'UND_ERR_SOCKET',
+        'EPIPE',
+      ].includes(code)
+    ) {
       return new ConnectionError(target, message);
     }
     return new SiteError(target, message);
@@ -300,11 +342,16 @@ export class HttpEngine {
 // Content-Encoding layers, undone in reverse order of application. The size cap is applied by
 // the reader to the decoded bytes, so a compression bomb stops at maxBytes.
 function decode(body: Readable, contentEncoding: string | undefined): Readable {
-  const codings = (contentEncoding ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c && c !== 'identity');
+  const codings = (contentEncoding ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c && c !== 'identity');
   if (!codings.length) return body;
   const stages: Transform[] = [];
   for (const coding of codings.reverse()) {
-    if (coding === 'gzip' || coding === 'x-gzip') stages.push(zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    if (coding === 'gzip' || coding === 'x-gzip')
+      stages.push(zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
     else if (coding === 'deflate') stages.push(inflateEither());
     else if (coding === 'br') stages.push(zlib.createBrotliDecompress());
     else if (coding === 'zstd') stages.push(zlib.createZstdDecompress());
@@ -349,14 +396,28 @@ function discard(body: Readable): void {
 
 // `decoded`: the body is the decoded bytes, so the headers say so, as a browser's view of the
 // response would (no Content-Encoding, no Content-Length of the encoded bytes).
-function responseHead(requestedUrl: string, url: URL, res: Dispatcher.ResponseData, redirects: string[], decoded: boolean): Omit<HttpResponse, 'body'> {
+function responseHead(
+  requestedUrl: string,
+  url: URL,
+  res: Dispatcher.ResponseData,
+  redirects: string[],
+  decoded: boolean,
+): Omit<HttpResponse, 'body'> {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   if (decoded) {
     delete headers['content-encoding'];
     delete headers['content-length'];
   }
-  return { requestedUrl, url: url.href, status: res.statusCode, headers, contentType: headers['content-type'] ?? '', redirects };
+  return {
+    requestedUrl,
+    url: url.href,
+    status: res.statusCode,
+    headers,
+    contentType: headers['content-type'] ?? '',
+    redirects,
+  };
 }
 
 function findCause(err: unknown, test: (e: unknown) => boolean): NodeJS.ErrnoException | undefined {
@@ -414,7 +475,8 @@ class CookieJar {
   for(url: URL): string[] {
     const host = url.hostname.toLowerCase();
     const out: string[] = [];
-    for (const c of this.#cookies.values()) if (c.hostOnly ? host === c.domain : domainMatch(host, c.domain)) out.push(`${c.name}=${c.value}`);
+    for (const c of this.#cookies.values())
+      if (c.hostOnly ? host === c.domain : domainMatch(host, c.domain)) out.push(`${c.name}=${c.value}`);
     return out;
   }
 }

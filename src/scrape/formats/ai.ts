@@ -21,7 +21,14 @@ import { type Menu, extractMenu } from '../../extractors/menu.ts';
 import { type Product, extractProduct } from '../../extractors/product.ts';
 import type { StructuredData } from '../../extractors/structured-data.ts';
 import type { JsonSchema } from '../../llm/json.ts';
-import { cleanContentPrompt, highlightsPrompt, highlightsSchema, jsonExtractionPrompt, questionPrompt, summaryPrompt } from '../../llm/prompts.ts';
+import {
+  cleanContentPrompt,
+  highlightsPrompt,
+  highlightsSchema,
+  jsonExtractionPrompt,
+  questionPrompt,
+  summaryPrompt,
+} from '../../llm/prompts.ts';
 import type { LlmProvider, UsageOwner } from '../../llm/provider.ts';
 import type { FormatPlan } from '../plan.ts';
 import { extractiveSummary } from './summary.ts';
@@ -79,8 +86,15 @@ const priceSchema = {
   properties: { amount: { type: 'number' }, currency: { type: 'string' }, formatted: { type: 'string' } },
   required: ['amount'],
 };
-const imagesSchema = { type: 'array', items: { type: 'object', properties: { url: { type: 'string' }, alt: { type: 'string' } }, required: ['url'] } };
-const availabilitySchema = { type: 'object', properties: { inStock: { type: 'boolean' }, text: { type: 'string' } }, required: ['inStock', 'text'] };
+const imagesSchema = {
+  type: 'array',
+  items: { type: 'object', properties: { url: { type: 'string' }, alt: { type: 'string' } }, required: ['url'] },
+};
+const availabilitySchema = {
+  type: 'object',
+  properties: { inStock: { type: 'boolean' }, text: { type: 'string' } },
+  required: ['inStock', 'text'],
+};
 /** The properties a menu's sections and items both start with. */
 const menuEntryProperties = { name: { type: 'string' }, id: { type: 'string' }, description: { type: 'string' } };
 
@@ -96,7 +110,10 @@ function tolerateNulls(schema: Record<string, any>): Record<string, any> {
     out.properties = Object.fromEntries(
       Object.entries(out.properties as Record<string, Record<string, any>>).map(([k, v]) => {
         const inner = tolerateNulls(v);
-        return [k, required.has(k) || typeof inner.type !== 'string' ? inner : { ...inner, type: [inner.type, 'null'] }];
+        return [
+          k,
+          required.has(k) || typeof inner.type !== 'string' ? inner : { ...inner, type: [inner.type, 'null'] },
+        ];
       }),
     );
   }
@@ -136,7 +153,11 @@ export const menuSchema: JsonSchema = tolerateNulls({
   properties: {
     isMenu: { type: 'boolean' },
     confidence: { type: 'number', minimum: 0, maximum: 1 },
-    merchant: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } }, required: ['name', 'type'] },
+    merchant: {
+      type: 'object',
+      properties: { name: { type: 'string' }, type: { type: 'string' } },
+      required: ['name', 'type'],
+    },
     currency: { type: 'string' },
     sourceUrl: { type: 'string' },
     sections: {
@@ -157,7 +178,11 @@ export const menuSchema: JsonSchema = tolerateNulls({
                 dietary: { type: 'array', items: { type: 'string' } },
                 calories: { type: 'number' },
                 optionGroups: { type: 'array', items: { type: 'object' } },
-                identifiers: { type: 'object', properties: { merchantItemId: { type: 'string' } }, required: ['merchantItemId'] },
+                identifiers: {
+                  type: 'object',
+                  properties: { merchantItemId: { type: 'string' } },
+                  required: ['merchantItemId'],
+                },
                 url: { type: 'string' },
                 sourceUrl: { type: 'string' },
               },
@@ -175,7 +200,12 @@ export const menuSchema: JsonSchema = tolerateNulls({
 /** The value without null properties (a model's "unknown"): the spec's shapes have optional fields, not nullable ones. */
 function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.filter((x) => x !== null).map(withoutNulls);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== null)
+        .map(([k, x]) => [k, withoutNulls(x)]),
+    );
   return v;
 }
 
@@ -189,7 +219,9 @@ function grounding(label: string, value: unknown): string {
 function mainStructured(page: AiPage): Record<string, unknown> {
   const items = page.structured?.data.items ?? [];
   const order = { 'json-ld': 0, microdata: 1, rdfa: 2 };
-  const best = [...items].sort((a, b) => order[a.source] - order[b.source] || Object.keys(b.properties).length - Object.keys(a.properties).length)[0];
+  const best = [...items].sort(
+    (a, b) => order[a.source] - order[b.source] || Object.keys(b.properties).length - Object.keys(a.properties).length,
+  )[0];
   if (best) return { '@type': best.type || undefined, ...best.properties };
   const m = page.metadata;
   const out: Record<string, unknown> = {};
@@ -206,7 +238,12 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
   };
 
   // Runs the LLM path, degrading to the deterministic one (with a warning) when the LLM fails.
-  const run = async <T>(name: string, viaLlm: (() => Promise<T>) | undefined, fallback: () => Done<T>, noLlm: string): Promise<Done<T>> => {
+  const run = async <T>(
+    name: string,
+    viaLlm: (() => Promise<T>) | undefined,
+    fallback: () => Done<T>,
+    noLlm: string,
+  ): Promise<Done<T>> => {
     if (!llm || !viaLlm) {
       const d = fallback();
       return { value: d.value, warning: llm ? d.warning : `${name}: no LLM is configured; ${noLlm}` };
@@ -271,7 +308,9 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
 
   if (f.json) {
     const { schema, prompt } = f.json;
-    const fill = schema ? fillJsonSchema({ schema, structured: structured?.data, markdown, doc: structured?.doc }) : undefined;
+    const fill = schema
+      ? fillJsonSchema({ schema, structured: structured?.data, markdown, doc: structured?.doc })
+      : undefined;
     const noLlm = fill
       ? `filled from the page's structured data and labels (deterministic): ${fill.filled.length} value(s) filled` +
         (fill.missing.length ? `, missing ${fill.missing.slice(0, 10).join(', ')}` : '') +
@@ -291,7 +330,13 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
             : structured?.data.items.length
               ? grounding("The page's structured data (schema.org):", mainStructured(page))
               : '';
-          const r = await llm!.extractJson({ system: p.system, prompt: p.prompt + ground, schema, signal: ctx.signal, usage: ctx.usage });
+          const r = await llm!.extractJson({
+            system: p.system,
+            prompt: p.prompt + ground,
+            schema,
+            signal: ctx.signal,
+            usage: ctx.usage,
+          });
           return r.data;
         },
         () => ({ value: fill ? fill.data : mainStructured(page) }),
@@ -331,8 +376,15 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
           prompted('answer', p.truncated);
           const hints = det.passages.slice(0, 3).map((x) => `- ${x.text}`);
           const quote = mode === 'directQuote' ? "\n\nAnswer with a verbatim quote of the page's own words." : '';
-          const ground = hints.length ? grounding('Passages of the page that match the question best (keyword search):', hints.join('\n')) : '';
-          const r = await llm!.complete({ system: p.system, prompt: p.prompt + quote + ground, signal: ctx.signal, usage: ctx.usage });
+          const ground = hints.length
+            ? grounding('Passages of the page that match the question best (keyword search):', hints.join('\n'))
+            : '';
+          const r = await llm!.complete({
+            system: p.system,
+            prompt: p.prompt + quote + ground,
+            signal: ctx.signal,
+            usage: ctx.usage,
+          });
           const text = r.text.trim();
           if (!text) throw new LlmUpstreamError('the LLM returned an empty answer');
           return text;
@@ -355,7 +407,9 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
           const p = highlightsPrompt(pageInput, query);
           prompted('highlights', p.truncated);
           const hints = bm25Highlights(markdown, query, 5).map((x) => `- ${x.text}`);
-          const ground = hints.length ? grounding('Passages that match the query best (keyword search):', hints.join('\n')) : '';
+          const ground = hints.length
+            ? grounding('Passages that match the query best (keyword search):', hints.join('\n'))
+            : '';
           const r = await llm!.extractJson<{ highlights: string[] }>({
             system: p.system,
             prompt: p.prompt + ground,
@@ -363,7 +417,10 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
             signal: ctx.signal,
             usage: ctx.usage,
           });
-          return r.data.highlights.map((h) => h.trim()).filter(Boolean).join('\n\n');
+          return r.data.highlights
+            .map((h) => h.trim())
+            .filter(Boolean)
+            .join('\n\n');
         },
         () => ({ value: highlightsText(markdown, query, 3) }),
         'the passages that best match the query were returned (BM25, extractive)',
@@ -390,8 +447,19 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
                   'Extract the product this page offers: title, brand, category, description, and one variant per purchasable option (price as {amount, currency, formatted}, availability, sku, images). Use only facts stated in the page.',
               });
               prompted('product', p.truncated);
-              const ground = det ? grounding("Product data already read from the page's structured data (deterministic; keep it unless the page contradicts it):", det) : '';
-              const r = await llm!.extractJson<Product>({ system: p.system, prompt: p.prompt + ground, schema: productSchema, signal: ctx.signal, usage: ctx.usage });
+              const ground = det
+                ? grounding(
+                    "Product data already read from the page's structured data (deterministic; keep it unless the page contradicts it):",
+                    det,
+                  )
+                : '';
+              const r = await llm!.extractJson<Product>({
+                system: p.system,
+                prompt: p.prompt + ground,
+                schema: productSchema,
+                signal: ctx.signal,
+                usage: ctx.usage,
+              });
               const product = withoutNulls(r.data) as Product;
               return { ...product, url: product.url || page.url };
             },
@@ -403,7 +471,9 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
   }
 
   if (f.menu) {
-    const det = structured ? extractMenu(structured.data, { url: page.url }) : { isMenu: false, sections: [], confidence: 0 };
+    const det = structured
+      ? extractMenu(structured.data, { url: page.url })
+      : { isMenu: false, sections: [], confidence: 0 };
     const confident = det.confidence >= 0.9;
     const detWhat = det.isMenu
       ? "read from the page's schema.org Menu data (deterministic)"
@@ -419,8 +489,19 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
                   'Decide whether this page is a food or drink menu (isMenu) and extract it: sections with their items (name, description, price as {amount, currency, formatted}, dietary labels, calories), the merchant, the currency, and your confidence (0 to 1). A page that is not a menu: {"isMenu": false, "sections": [], "confidence": <your confidence>}.',
               });
               prompted('menu', p.truncated);
-              const ground = det.isMenu ? grounding("Menu data already read from the page's structured data (deterministic; keep it unless the page contradicts it):", det) : '';
-              const r = await llm!.extractJson<Menu>({ system: p.system, prompt: p.prompt + ground, schema: menuSchema, signal: ctx.signal, usage: ctx.usage });
+              const ground = det.isMenu
+                ? grounding(
+                    "Menu data already read from the page's structured data (deterministic; keep it unless the page contradicts it):",
+                    det,
+                  )
+                : '';
+              const r = await llm!.extractJson<Menu>({
+                system: p.system,
+                prompt: p.prompt + ground,
+                schema: menuSchema,
+                signal: ctx.signal,
+                usage: ctx.usage,
+              });
               const menu = withoutNulls(r.data) as Menu;
               return { ...menu, sourceUrl: menu.sourceUrl || page.url };
             },
@@ -438,7 +519,10 @@ export async function renderAiFormats(f: FormatPlan, page: AiPage, ctx: AiContex
 }
 
 /** Puts the AI formats' outputs on a document (scrape and parse). */
-export function assignAiOutput(doc: { json?: unknown; summary?: string; answer?: string; highlights?: string; product?: Product; menu?: Menu }, ai: AiOutput): void {
+export function assignAiOutput(
+  doc: { json?: unknown; summary?: string; answer?: string; highlights?: string; product?: Product; menu?: Menu },
+  ai: AiOutput,
+): void {
   if (ai.json !== undefined) doc.json = ai.json;
   if (ai.summary !== undefined) doc.summary = ai.summary;
   if (ai.answer !== undefined) doc.answer = ai.answer;

@@ -64,7 +64,12 @@ export type Branding = {
     fontWeights: { light?: number; regular?: number; medium?: number; bold?: number };
     lineHeights: { heading?: string; body?: string };
   };
-  spacing: { baseUnit: number; borderRadius?: string; padding: Record<string, string>; margins: Record<string, string> };
+  spacing: {
+    baseUnit: number;
+    borderRadius?: string;
+    padding: Record<string, string>;
+    margins: Record<string, string>;
+  };
   components: {
     buttonPrimary?: { background: string; textColor: string; borderRadius: string };
     buttonSecondary?: { background: string; textColor: string; borderColor: string; borderRadius: string };
@@ -157,7 +162,11 @@ export function collectBranding(): Branding {
     const d = canvasCtx.getImageData(0, 0, 1, 1).data;
     return [d[0], d[1], d[2], d[3] / 255];
   };
-  const hex2 = (n: number) => Math.max(0, Math.min(255, Math.round(n))).toString(16).padStart(2, '0').toUpperCase();
+  const hex2 = (n: number) =>
+    Math.max(0, Math.min(255, Math.round(n)))
+      .toString(16)
+      .padStart(2, '0')
+      .toUpperCase();
   /** '#RRGGBB' ('#RRGGBBAA' when translucent); undefined when fully transparent or unparsable. */
   const toHex = (value: string | null | undefined): string | undefined => {
     if (!value) return undefined;
@@ -171,7 +180,9 @@ export function collectBranding(): Branding {
     return c && c[3] >= 1 ? toHex(value) : undefined;
   };
   const luminance = (hex: string): number => {
-    const ch = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    const ch = [1, 3, 5]
+      .map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
     return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
   };
 
@@ -179,12 +190,16 @@ export function collectBranding(): Branding {
   const style = (el: DomElement) => win.getComputedStyle(el);
   const visible = (el: DomElement): boolean => {
     const s = style(el);
-    if (s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || Number(s.opacity) === 0) return false;
+    if (s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || Number(s.opacity) === 0)
+      return false;
     const r = el.getBoundingClientRect();
     return r.width > 0 && r.height > 0;
   };
   const firstFamily = (stack: string): string | undefined => {
-    const first = stack.split(',')[0]?.trim().replace(/^["']|["']$/g, '');
+    const first = stack
+      .split(',')[0]
+      ?.trim()
+      .replace(/^["']|["']$/g, '');
     return first || undefined;
   };
   const abs = (url: string | null | undefined): string | undefined => {
@@ -199,7 +214,8 @@ export function collectBranding(): Branding {
     if (key !== undefined) map.set(key, (map.get(key) ?? 0) + n);
   };
   const ranked = <K>(map: Map<K, number>): K[] => [...map.entries()].sort((a, b) => b[1] - a[1]).map((e) => e[0]);
-  const labelOf = (el: DomElement): string => `${el.getAttribute('class') ?? ''} ${el.id} ${el.getAttribute('role') ?? ''}`.toLowerCase();
+  const labelOf = (el: DomElement): string =>
+    `${el.getAttribute('class') ?? ''} ${el.id} ${el.getAttribute('role') ?? ''}`.toLowerCase();
   const ownText = (el: DomElement): number => {
     let n = 0;
     for (const node of el.childNodes) if (node.nodeType === 3) n += (node.textContent ?? '').trim().length;
@@ -222,27 +238,41 @@ export function collectBranding(): Branding {
   const buttons = [...doc.querySelectorAll(BUTTON_SELECTOR)].filter((b) => visible(b) && !unstyled(b)).slice(0, 200);
   const isPrimaryLabel = (el: DomElement) => /primary|cta/.test(labelOf(el));
   const isSecondaryLabel = (el: DomElement) => /secondary|outline|ghost/.test(labelOf(el));
-  const primaryEl = buttons.find((b) => isPrimaryLabel(b) && opaque(style(b).backgroundColor)) ?? buttons.find((b) => !isSecondaryLabel(b) && opaque(style(b).backgroundColor));
+  const primaryEl =
+    buttons.find((b) => isPrimaryLabel(b) && opaque(style(b).backgroundColor)) ??
+    buttons.find((b) => !isSecondaryLabel(b) && opaque(style(b).backgroundColor));
   const buttonPrimary = primaryEl
-    ? { background: toHex(style(primaryEl).backgroundColor) ?? '', textColor: toHex(style(primaryEl).color) ?? '', borderRadius: style(primaryEl).borderTopLeftRadius }
+    ? {
+        background: toHex(style(primaryEl).backgroundColor) ?? '',
+        textColor: toHex(style(primaryEl).color) ?? '',
+        borderRadius: style(primaryEl).borderTopLeftRadius,
+      }
     : undefined;
   const signature = (el: DomElement) => {
     const s = style(el);
     return `${s.backgroundColor}|${s.color}|${s.borderTopColor}|${s.borderTopWidth}`;
   };
   const secondaryEl =
-    buttons.find((b) => b !== primaryEl && isSecondaryLabel(b)) ?? buttons.find((b) => b !== primaryEl && (!primaryEl || signature(b) !== signature(primaryEl)));
+    buttons.find((b) => b !== primaryEl && isSecondaryLabel(b)) ??
+    buttons.find((b) => b !== primaryEl && (!primaryEl || signature(b) !== signature(primaryEl)));
   let buttonSecondary: Branding['components']['buttonSecondary'];
   if (secondaryEl) {
     const s = style(secondaryEl);
     buttonSecondary = {
       background: toHex(s.backgroundColor) ?? 'transparent',
       textColor: toHex(s.color) ?? '',
-      borderColor: px(s.borderTopWidth) > 0 && s.borderTopStyle !== 'none' ? (toHex(s.borderTopColor) ?? 'transparent') : 'transparent',
+      borderColor:
+        px(s.borderTopWidth) > 0 && s.borderTopStyle !== 'none'
+          ? (toHex(s.borderTopColor) ?? 'transparent')
+          : 'transparent',
       borderRadius: s.borderTopLeftRadius,
     };
   }
-  const inputEl = [...doc.querySelectorAll('input:not([type]), input[type=text], input[type=email], input[type=search], input[type=url], input[type=tel], input[type=password], textarea')].find(visible);
+  const inputEl = [
+    ...doc.querySelectorAll(
+      'input:not([type]), input[type=text], input[type=email], input[type=search], input[type=url], input[type=tel], input[type=password], textarea',
+    ),
+  ].find(visible);
   let input: Record<string, string> | undefined;
   if (inputEl) {
     const s = style(inputEl);
@@ -277,7 +307,15 @@ export function collectBranding(): Branding {
   for (let i = 0; i < limit; i++) {
     const el = all[i];
     const tag = el.tagName;
-    if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'svg' || tag === 'SVG') continue;
+    if (
+      tag === 'SCRIPT' ||
+      tag === 'STYLE' ||
+      tag === 'NOSCRIPT' ||
+      tag === 'TEMPLATE' ||
+      tag === 'svg' ||
+      tag === 'SVG'
+    )
+      continue;
     const s = style(el);
     if (s.display === 'none' || s.visibility === 'hidden') continue;
     if (s.display.includes('flex')) displayFlex++;
@@ -287,9 +325,21 @@ export function collectBranding(): Branding {
       if (n > 0 && n < 200) spacings.push(Math.round(n));
     }
     const radius = s.borderTopLeftRadius;
-    if (px(radius) > 0 && (buttonSet.has(el) || /^(INPUT|TEXTAREA|SELECT)$/.test(tag) || px(s.borderTopWidth) > 0 || opaque(s.backgroundColor))) tally(radii, radius);
-    if (s.transitionDuration && s.transitionDuration.split(',').some((d: string) => px(d) > 0)) tally(transitions, `${s.transitionDuration.split(',')[0].trim()}|${s.transitionTimingFunction.split(',')[0].trim()}`);
-    if (s.maxWidth.endsWith('px') && px(s.maxWidth) >= 480 && (!maxWidth || px(s.maxWidth) > maxWidth.px)) maxWidth = { px: px(s.maxWidth), value: s.maxWidth };
+    if (
+      px(radius) > 0 &&
+      (buttonSet.has(el) ||
+        /^(INPUT|TEXTAREA|SELECT)$/.test(tag) ||
+        px(s.borderTopWidth) > 0 ||
+        opaque(s.backgroundColor))
+    )
+      tally(radii, radius);
+    if (s.transitionDuration && s.transitionDuration.split(',').some((d: string) => px(d) > 0))
+      tally(
+        transitions,
+        `${s.transitionDuration.split(',')[0].trim()}|${s.transitionTimingFunction.split(',')[0].trim()}`,
+      );
+    if (s.maxWidth.endsWith('px') && px(s.maxWidth) >= 480 && (!maxWidth || px(s.maxWidth) > maxWidth.px))
+      maxWidth = { px: px(s.maxWidth), value: s.maxWidth };
     const text = ownText(el);
     if (text === 0) continue;
     const r = el.getBoundingClientRect();
@@ -313,7 +363,8 @@ export function collectBranding(): Branding {
   }
 
   // --- colours ---
-  const background = opaque(bodyStyle.backgroundColor) ?? opaque(style(doc.documentElement).backgroundColor) ?? '#FFFFFF';
+  const background =
+    opaque(bodyStyle.backgroundColor) ?? opaque(style(doc.documentElement).backgroundColor) ?? '#FFFFFF';
   const textRank = ranked(textColors);
   const textPrimary = textRank[0] ?? toHex(bodyStyle.color);
   const link = ranked(linkColors)[0];
@@ -323,7 +374,8 @@ export function collectBranding(): Branding {
   let secondary: string | undefined;
   if (secondaryEl) {
     const s = style(secondaryEl);
-    secondary = opaque(s.backgroundColor) ?? (px(s.borderTopWidth) > 0 ? toHex(s.borderTopColor) : undefined) ?? toHex(s.color);
+    secondary =
+      opaque(s.backgroundColor) ?? (px(s.borderTopWidth) > 0 ? toHex(s.borderTopColor) : undefined) ?? toHex(s.color);
   }
   let accent: string | undefined;
   if (headingColor && headingColor !== textPrimary && headingColor !== primary) accent = headingColor;
@@ -422,7 +474,9 @@ export function collectBranding(): Branding {
   const logo = logoImg ? abs(logoImg.getAttribute('src') ?? logoImg.currentSrc) : undefined;
   const favicon = abs(doc.querySelector('link[rel~="icon" i]')?.getAttribute('href'));
   const appleTouch = abs(doc.querySelector('link[rel~="apple-touch-icon" i]')?.getAttribute('href'));
-  const ogImage = abs(doc.querySelector('meta[property="og:image" i], meta[name="og:image" i]')?.getAttribute('content'));
+  const ogImage = abs(
+    doc.querySelector('meta[property="og:image" i], meta[name="og:image" i]')?.getAttribute('content'),
+  );
   const images: Branding['images'] = {};
   if (logo) images.logo = logo;
   if (favicon) images.favicon = favicon;

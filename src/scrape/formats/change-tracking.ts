@@ -131,7 +131,12 @@ export async function trackChanges(input: TrackChangesInput): Promise<ChangeTrac
     statusCode: input.statusCode,
     scrapedAt: input.scrapedAt,
   });
-  return compareSnapshots(previous, { markdown: input.markdown, statusCode: input.statusCode, json: input.json }, modes, input.visibility ?? 'visible');
+  return compareSnapshots(
+    previous,
+    { markdown: input.markdown, statusCode: input.statusCode, json: input.json },
+    modes,
+    input.visibility ?? 'visible',
+  );
 }
 
 /** The comparison alone (no storage): previous snapshot (or none) against this scrape. */
@@ -151,7 +156,10 @@ export function compareSnapshots(
   return out;
 }
 
-function changeStatus(previous: ChangeSnapshot | undefined, current: { markdown: string; statusCode: number }): ChangeStatus {
+function changeStatus(
+  previous: ChangeSnapshot | undefined,
+  current: { markdown: string; statusCode: number },
+): ChangeStatus {
   if (!previous) return 'new';
   const wasGone = isGone(previous.statusCode, previous.markdown);
   const nowGone = isGone(current.statusCode, current.markdown);
@@ -187,7 +195,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 export function jsonChanges(previous: unknown, current: unknown): JsonChanges {
   const out: JsonChanges = {};
   if (!isPlainObject(previous) && !isPlainObject(current)) {
-    if (!deepEqual(previous ?? null, current ?? null)) out.value = { previous: previous ?? null, current: current ?? null };
+    if (!deepEqual(previous ?? null, current ?? null))
+      out.value = { previous: previous ?? null, current: current ?? null };
     return out;
   }
   const p = isPlainObject(previous) ? previous : {};

@@ -39,7 +39,11 @@ export interface MediaFormatsResult {
   warnings: string[];
 }
 
-export async function renderMediaFormats(want: { video: boolean; audio: boolean }, candidates: MediaCandidate[], d: MediaFormatDeps): Promise<MediaFormatsResult> {
+export async function renderMediaFormats(
+  want: { video: boolean; audio: boolean },
+  candidates: MediaCandidate[],
+  d: MediaFormatDeps,
+): Promise<MediaFormatsResult> {
   const warnings: string[] = [];
   const out: MediaFormatsResult = { warnings };
   let shared: { url: string; local: LocalMedia; probe: Probe } | undefined;
@@ -48,16 +52,25 @@ export async function renderMediaFormats(want: { video: boolean; audio: boolean 
     const list = candidatesFor(candidates, 'video');
     if (!list.length) {
       const audioOnly = candidates.some((c) => c.track === 'audio');
-      warnings.push(`video: no video was found on the page${audioOnly ? ' (it has audio: the audio format extracts it)' : ''}`);
+      warnings.push(
+        `video: no video was found on the page${audioOnly ? ' (it has audio: the audio format extracts it)' : ''}`,
+      );
     } else {
       shared = await firstUsable(list, 'video', true, d, warnings);
       const { local, probe } = shared;
-      if (!probe.streams.some((s) => s.type === 'video')) warnings.push('video: the media has no video track (audio only)');
+      if (!probe.streams.some((s) => s.type === 'video'))
+        warnings.push('video: the media has no video track (audio only)');
       // A file is kept as served; an assembled stream is the MP4 it was remuxed into.
       const type = local.assembled ? { mimeType: 'video/mp4', ext: 'mp4' } : mediaType(probe);
       const size = (await stat(local.path)).size;
       const url = await d.keep({ path: local.path, size, ...type, sourceUrl: local.sourceUrl });
-      out.video = { url, sourceUrl: local.sourceUrl, mimeType: type.mimeType, size, ...(probe.duration ? { duration: probe.duration } : {}) };
+      out.video = {
+        url,
+        sourceUrl: local.sourceUrl,
+        mimeType: type.mimeType,
+        size,
+        ...(probe.duration ? { duration: probe.duration } : {}),
+      };
       warnings.push(...local.notes.map((n) => `video: ${n}`));
     }
   }
@@ -69,7 +82,10 @@ export async function renderMediaFormats(want: { video: boolean; audio: boolean 
     } else {
       // Without an audio candidate of its own, the audio list is the video list: the video's
       // download (after the same fallbacks) serves the audio too.
-      const source = shared && !list.some((c) => c.track === 'audio') ? shared : await firstUsable(list, 'audio', false, d, warnings);
+      const source =
+        shared && !list.some((c) => c.track === 'audio')
+          ? shared
+          : await firstUsable(list, 'audio', false, d, warnings);
       if (!source.probe.streams.some((s) => s.type === 'audio')) {
         warnings.push(`audio: the media has no audio track (${source.local.sourceUrl})`);
       } else {
@@ -77,14 +93,28 @@ export async function renderMediaFormats(want: { video: boolean; audio: boolean 
         try {
           await d.ffmpeg.extractMp3(source.local.path, mp3, d.signal);
         } catch (err) {
-          if (err instanceof FfmpegFailed) throw new MediaUnsupportedError(source.url, `ffmpeg could not extract its audio (${err.message})`);
-          if (err instanceof FfmpegOutputTooLarge) throw new MediaTooLargeError(source.url, err.maxBytes, 'MEDIA_MAX_BYTES');
+          if (err instanceof FfmpegFailed)
+            throw new MediaUnsupportedError(source.url, `ffmpeg could not extract its audio (${err.message})`);
+          if (err instanceof FfmpegOutputTooLarge)
+            throw new MediaTooLargeError(source.url, err.maxBytes, 'MEDIA_MAX_BYTES');
           throw err;
         }
         const probe = await d.ffmpeg.probe(mp3, d.signal);
         const size = (await stat(mp3)).size;
-        const url = await d.keep({ path: mp3, size, mimeType: 'audio/mpeg', ext: 'mp3', sourceUrl: source.local.sourceUrl });
-        out.audio = { url, sourceUrl: source.local.sourceUrl, mimeType: 'audio/mpeg', size, ...(probe.duration ? { duration: probe.duration } : {}) };
+        const url = await d.keep({
+          path: mp3,
+          size,
+          mimeType: 'audio/mpeg',
+          ext: 'mp3',
+          sourceUrl: source.local.sourceUrl,
+        });
+        out.audio = {
+          url,
+          sourceUrl: source.local.sourceUrl,
+          mimeType: 'audio/mpeg',
+          size,
+          ...(probe.duration ? { duration: probe.duration } : {}),
+        };
         if (source !== shared) warnings.push(...source.local.notes.map((n) => `audio: ${n}`));
       }
     }
@@ -120,11 +150,16 @@ async function firstUsable(
       try {
         probe = await d.ffmpeg.probe(local.path, d.signal);
       } catch (err) {
-        if (err instanceof FfmpegFailed) throw new MediaUnsupportedError(c.url, `not a media file ffmpeg can read (${err.message})`);
+        if (err instanceof FfmpegFailed)
+          throw new MediaUnsupportedError(c.url, `not a media file ffmpeg can read (${err.message})`);
         throw err;
       }
-      if (!probe.streams.some((s) => s.type === 'video' || s.type === 'audio')) throw new MediaUnsupportedError(c.url, 'it has no audio or video stream');
-      if (firstError) warnings.push(`${format}: ${list[0].url} could not be used (${(firstError as { code: string }).code}); ${c.url} was taken instead`);
+      if (!probe.streams.some((s) => s.type === 'video' || s.type === 'audio'))
+        throw new MediaUnsupportedError(c.url, 'it has no audio or video stream');
+      if (firstError)
+        warnings.push(
+          `${format}: ${list[0].url} could not be used (${(firstError as { code: string }).code}); ${c.url} was taken instead`,
+        );
       return { url: c.url, local, probe };
     } catch (err) {
       await rm(dir, { recursive: true, force: true });

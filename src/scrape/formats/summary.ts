@@ -99,7 +99,13 @@ function toBlocks(markdown: string): Block[] {
       if (text) blocks.push({ text, kind: 'heading' });
       continue;
     }
-    if (para.length === 0 && !LIST_ITEM.test(line) && i + 1 < lines.length && SETEXT.test(lines[i + 1]) && !HR.test(line)) {
+    if (
+      para.length === 0 &&
+      !LIST_ITEM.test(line) &&
+      i + 1 < lines.length &&
+      SETEXT.test(lines[i + 1]) &&
+      !HR.test(line)
+    ) {
       // Setext heading (a `---` underline only counts under a single text line here).
       const text = inline(line);
       if (text) blocks.push({ text, kind: 'heading' });
@@ -127,7 +133,22 @@ function toBlocks(markdown: string): Block[] {
   return blocks;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'", mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“' };
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  '#39': "'",
+  mdash: '—',
+  ndash: '–',
+  hellip: '…',
+  rsquo: '’',
+  lsquo: '‘',
+  rdquo: '”',
+  ldquo: '“',
+};
 
 /** Inline Markdown → plain text. Escaped punctuation is parked in the private-use area meanwhile. */
 function inline(s: string): string {
@@ -147,7 +168,10 @@ function inline(s: string): string {
     // every `*` and `~~`, and `_` runs at a word edge (snake_case keeps its underscores).
     .replace(/\*+|~~/g, '')
     .replace(/(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, '')
-    .replace(/&(#?\w+);/g, (m, e: string) => ENTITIES[e.toLowerCase()] ?? (e.startsWith('#') ? numericEntity(e) ?? m : m));
+    .replace(
+      /&(#?\w+);/g,
+      (m, e: string) => ENTITIES[e.toLowerCase()] ?? (e.startsWith('#') ? (numericEntity(e) ?? m) : m),
+    );
   t = t.replace(/[\ue000-\ue07f]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xe000));
   return t.replace(/[\s\u00a0]+/g, ' ').trim();
 }
@@ -162,17 +186,145 @@ function numericEntity(e: string): string | undefined {
 
 /** Never end a sentence (titles, Latin and reference abbreviations). Lower-case, without the dot. */
 const ABBREV_NEVER = new Set([
-  'mr', 'mrs', 'ms', 'mx', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'vs', 'v', 'e.g', 'i.e', 'cf', 'viz', 'fig', 'figs',
-  'no', 'nos', 'vol', 'vols', 'pp', 'p', 'ch', 'chap', 'sec', 'approx', 'ca', 'est', 'dept', 'gen', 'col', 'lt', 'sgt',
-  'capt', 'cmdr', 'rev', 'hon', 'gov', 'sen', 'rep', 'pres', 'supt', 'mme', 'mlle', 'messrs', 'eq', 'eqs', 'ref', 'refs',
-  'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'op', 'ed', 'eds', 'trans', 'al',
+  'mr',
+  'mrs',
+  'ms',
+  'mx',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'ft',
+  'vs',
+  'v',
+  'e.g',
+  'i.e',
+  'cf',
+  'viz',
+  'fig',
+  'figs',
+  'no',
+  'nos',
+  'vol',
+  'vols',
+  'pp',
+  'p',
+  'ch',
+  'chap',
+  'sec',
+  'approx',
+  'ca',
+  'est',
+  'dept',
+  'gen',
+  'col',
+  'lt',
+  'sgt',
+  'capt',
+  'cmdr',
+  'rev',
+  'hon',
+  'gov',
+  'sen',
+  'rep',
+  'pres',
+  'supt',
+  'mme',
+  'mlle',
+  'messrs',
+  'eq',
+  'eqs',
+  'ref',
+  'refs',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+  'op',
+  'ed',
+  'eds',
+  'trans',
+  'al',
 ]);
 /** May end a sentence: a boundary only when a typical sentence opener follows. */
-const ABBREV_MAYBE = new Set(['etc', 'inc', 'ltd', 'co', 'corp', 'llc', 'plc', 'bros', 'a.m', 'p.m', 'u.s', 'u.k', 'u.n', 'e.u', 'ph.d', 'b.c', 'a.d']);
+const ABBREV_MAYBE = new Set([
+  'etc',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'llc',
+  'plc',
+  'bros',
+  'a.m',
+  'p.m',
+  'u.s',
+  'u.k',
+  'u.n',
+  'e.u',
+  'ph.d',
+  'b.c',
+  'a.d',
+]);
 const OPENERS = new Set([
-  'the', 'a', 'an', 'it', 'its', 'this', 'that', 'these', 'those', 'he', 'she', 'they', 'we', 'i', 'you', 'there', 'in', 'on',
-  'at', 'but', 'and', 'so', 'however', 'meanwhile', 'also', 'then', 'after', 'before', 'when', 'while', 'as', 'if', 'his',
-  'her', 'their', 'our', 'my', 'some', 'many', 'most', 'all', 'one', 'two', 'for', 'since', 'yet', 'still', 'today',
+  'the',
+  'a',
+  'an',
+  'it',
+  'its',
+  'this',
+  'that',
+  'these',
+  'those',
+  'he',
+  'she',
+  'they',
+  'we',
+  'i',
+  'you',
+  'there',
+  'in',
+  'on',
+  'at',
+  'but',
+  'and',
+  'so',
+  'however',
+  'meanwhile',
+  'also',
+  'then',
+  'after',
+  'before',
+  'when',
+  'while',
+  'as',
+  'if',
+  'his',
+  'her',
+  'their',
+  'our',
+  'my',
+  'some',
+  'many',
+  'most',
+  'all',
+  'one',
+  'two',
+  'for',
+  'since',
+  'yet',
+  'still',
+  'today',
 ]);
 
 const BOUNDARY = /([.!?…]+)(["'”’)\]]*)(\s+)/g;

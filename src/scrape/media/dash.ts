@@ -38,7 +38,8 @@ export function parseMpd(xml: string, mpdUrl: string): DashManifest {
   if (!mpd) throw new DashUnsupported('not a DASH manifest (no MPD element)');
   if (mpd.attribs.type === 'dynamic') throw new DashUnsupported('live DASH (type="dynamic") is not supported');
   const periods = kids(mpd, 'Period');
-  if (periods.length !== 1) throw new DashUnsupported(periods.length ? 'multi-period DASH is not supported' : 'the manifest has no Period');
+  if (periods.length !== 1)
+    throw new DashUnsupported(periods.length ? 'multi-period DASH is not supported' : 'the manifest has no Period');
   const period = periods[0];
   const duration = isoDuration(period.attribs.duration) ?? isoDuration(mpd.attribs.mediaPresentationDuration);
   const periodBase = baseOf(period, baseOf(mpd, mpdUrl));
@@ -53,19 +54,32 @@ export function parseMpd(xml: string, mpdUrl: string): DashManifest {
       const type = contentTypeOf(set, rep);
       if (!type) continue;
       const bandwidth = Number(rep.attribs.bandwidth) || 0;
-      if (!best[type] || bandwidth > best[type].bandwidth) best[type] = { rep, set, bandwidth, base: baseOf(rep, setBase) };
+      if (!best[type] || bandwidth > best[type].bandwidth)
+        best[type] = { rep, set, bandwidth, base: baseOf(rep, setBase) };
     }
   }
   const out: DashManifest = duration !== undefined ? { duration } : {};
   for (const type of ['video', 'audio'] as const) {
     const b = best[type];
-    if (b) out[type] = { contentType: type, bandwidth: b.bandwidth, ...segmentsOf(b.rep, b.set, period, b.base, mpdUrl, duration) };
+    if (b)
+      out[type] = {
+        contentType: type,
+        bandwidth: b.bandwidth,
+        ...segmentsOf(b.rep, b.set, period, b.base, mpdUrl, duration),
+      };
   }
   if (!out.video && !out.audio) throw new DashUnsupported('the manifest has no video or audio representation');
   return out;
 }
 
-function segmentsOf(rep: Element, set: Element, period: Element, base: string, mpdUrl: string, duration: number | undefined): { init?: string; segments: string[] } {
+function segmentsOf(
+  rep: Element,
+  set: Element,
+  period: Element,
+  base: string,
+  mpdUrl: string,
+  duration: number | undefined,
+): { init?: string; segments: string[] } {
   const levels = [rep, set, period];
   const templates = levels.map((el) => kids(el, 'SegmentTemplate')[0]).filter(Boolean);
   if (templates.length) {
@@ -92,7 +106,8 @@ function segmentsOf(rep: Element, set: Element, period: Element, base: string, m
         if (!(d > 0)) throw new DashUnsupported('a SegmentTimeline entry without a duration');
         if (r < 0) {
           // Repeat until the end of the period.
-          if (end === undefined) throw new DashUnsupported('an open-ended SegmentTimeline repeat without a presentation duration');
+          if (end === undefined)
+            throw new DashUnsupported('an open-ended SegmentTimeline repeat without a presentation duration');
           r = Math.ceil((end - time) / d) - 1;
         }
         for (let i = 0; i <= r; i++, number++, time += d) add(number, time);
@@ -110,9 +125,11 @@ function segmentsOf(rep: Element, set: Element, period: Element, base: string, m
   const list = levels.map((el) => kids(el, 'SegmentList')[0]).find(Boolean);
   if (list) {
     const initEl = kids(list, 'Initialization')[0];
-    if (initEl?.attribs.range) throw new DashUnsupported('byte-range initialisation (Initialization@range) is not supported');
+    if (initEl?.attribs.range)
+      throw new DashUnsupported('byte-range initialisation (Initialization@range) is not supported');
     const segments = kids(list, 'SegmentURL').map((s) => {
-      if (s.attribs.mediaRange || !s.attribs.media) throw new DashUnsupported('byte-range segments (SegmentURL@mediaRange) are not supported');
+      if (s.attribs.mediaRange || !s.attribs.media)
+        throw new DashUnsupported('byte-range segments (SegmentURL@mediaRange) are not supported');
       return resolve(s.attribs.media, base);
     });
     if (!segments.length) throw new DashUnsupported('an empty SegmentList');
@@ -130,17 +147,22 @@ function contentTypeOf(set: Element, rep: Element): 'video' | 'audio' | undefine
 
 // $RepresentationID$, $Bandwidth$, $Number$, $Time$ (each with an optional %0Nd width), $$.
 function fill(template: string, vars: Record<string, string | number>): string {
-  return template.replace(/\$(RepresentationID|Number|Bandwidth|Time)?(?:%0(\d+)d)?\$/g, (all, name: string | undefined, width?: string) => {
-    if (!name) return '$';
-    if (Number(width) > MAX_WIDTH) throw new DashUnsupported(`a $${name}$ padding of ${width} digits`);
-    const v = String(vars[name] ?? '');
-    return width ? v.padStart(Number(width), '0') : v;
-  });
+  return template.replace(
+    /\$(RepresentationID|Number|Bandwidth|Time)?(?:%0(\d+)d)?\$/g,
+    (all, name: string | undefined, width?: string) => {
+      if (!name) return '$';
+      if (Number(width) > MAX_WIDTH) throw new DashUnsupported(`a $${name}$ padding of ${width} digits`);
+      const v = String(vars[name] ?? '');
+      return width ? v.padStart(Number(width), '0') : v;
+    },
+  );
 }
 
 /** ISO 8601 duration (PnDTnHnMnS) in seconds. */
 export function isoDuration(text: string | undefined): number | undefined {
-  const m = text && /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(text.trim());
+  const m =
+    text &&
+    /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(text.trim());
   if (!m) return undefined;
   const [d, h, min, s] = m.slice(1).map((x) => Number(x ?? 0));
   return d * 86400 + h * 3600 + min * 60 + s;

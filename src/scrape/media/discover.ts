@@ -11,7 +11,8 @@ import { sniffMedia } from '../../documents/sniff.ts';
 
 /** What the page says the media is. */
 export type MediaTrack = 'video' | 'audio';
-export type MediaOrigin = 'video-element' | 'audio-element' | 'source' | 'og' | 'json-ld' | 'microdata' | 'rdfa' | 'direct';
+export type MediaOrigin =
+  'video-element' | 'audio-element' | 'source' | 'og' | 'json-ld' | 'microdata' | 'rdfa' | 'direct';
 
 export interface MediaCandidate {
   /** Absolute http(s) URL. */
@@ -27,7 +28,8 @@ export interface MediaCandidate {
 const HLS_TYPE = /mpegurl/i;
 const DASH_TYPE = /dash\+xml/i;
 // Types that say nothing of what the body is: its first bytes decide.
-const UNINFORMATIVE_TYPE = /^(|application\/octet-stream|binary\/octet-stream|application\/unknown|application\/x-download|application\/force-download)$/;
+const UNINFORMATIVE_TYPE =
+  /^(|application\/octet-stream|binary\/octet-stream|application\/unknown|application\/x-download|application\/force-download)$/;
 // Declared types that are a player page or a plugin, never a media file.
 const NOT_MEDIA_TYPE = /^(text\/html|application\/xhtml|application\/x-shockwave-flash)/i;
 
@@ -44,7 +46,8 @@ export function discoverMedia(doc: Document, baseUrl: string, structured: Struct
     for (const { node, source } of findByType(structured, type)) {
       const format = typeof node.encodingFormat === 'string' ? node.encodingFormat : undefined;
       for (const value of asList(node.contentUrl)) {
-        const raw = typeof value === 'string' ? value : isObj(value) && typeof value.url === 'string' ? value.url : undefined;
+        const raw =
+          typeof value === 'string' ? value : isObj(value) && typeof value.url === 'string' ? value.url : undefined;
         const c = candidate(raw, baseUrl, track, source, format);
         if (c) out.push(c);
       }
@@ -118,7 +121,14 @@ function elementCandidates(doc: Document, baseUrl: string): MediaCandidate[] {
   for (const el of selectAll<AnyNode, Element>('video, audio', doc.children)) {
     const track: MediaTrack = el.name === 'audio' ? 'audio' : 'video';
     const area = declaredArea(el);
-    let c = candidate(el.attribs.src, baseUrl, track, track === 'video' ? 'video-element' : 'audio-element', el.attribs.type, area);
+    let c = candidate(
+      el.attribs.src,
+      baseUrl,
+      track,
+      track === 'video' ? 'video-element' : 'audio-element',
+      el.attribs.type,
+      area,
+    );
     if (!c) {
       for (const source of el.children) {
         if (source.type !== 'tag' || (source as Element).name !== 'source') continue;
@@ -129,7 +139,10 @@ function elementCandidates(doc: Document, baseUrl: string): MediaCandidate[] {
     }
     if (c) found.push(c);
   }
-  return found.map((c, i) => ({ c, i })).sort((x, y) => (y.c.area ?? 0) - (x.c.area ?? 0) || x.i - y.i).map((x) => x.c);
+  return found
+    .map((c, i) => ({ c, i }))
+    .sort((x, y) => (y.c.area ?? 0) - (x.c.area ?? 0) || x.i - y.i)
+    .map((x) => x.c);
 }
 
 function declaredArea(el: Element): number | undefined {
@@ -140,7 +153,11 @@ function declaredArea(el: Element): number | undefined {
 
 // og:video:secure_url, og:video:url, og:video (likewise og:audio); og:video:type applies to the
 // value at the same position when there are as many types as values, else the single one.
-function openGraphCandidates(og: Record<string, string | string[]>, baseUrl: string, track: MediaTrack): MediaCandidate[] {
+function openGraphCandidates(
+  og: Record<string, string | string[]>,
+  baseUrl: string,
+  track: MediaTrack,
+): MediaCandidate[] {
   const types = asList(og[`og:${track}:type`]).map(String);
   const out: MediaCandidate[] = [];
   for (const key of [`og:${track}:secure_url`, `og:${track}:url`, `og:${track}`]) {

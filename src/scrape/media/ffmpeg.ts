@@ -62,14 +62,11 @@ export class Ffmpeg {
   }
 
   async probe(path: string, signal: AbortSignal): Promise<Probe> {
-    const out = await this.#run('ffprobe', [
-      '-v', 'error',
-      ...INPUT_GUARD,
-      '-print_format', 'json',
-      '-show_format',
-      '-show_streams',
-      `file:${path}`,
-    ], signal);
+    const out = await this.#run(
+      'ffprobe',
+      ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json', '-show_format', '-show_streams', `file:${path}`],
+      signal,
+    );
     const json = JSON.parse(out) as {
       format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
       streams?: { codec_type?: string; codec_name?: string }[];
@@ -84,23 +81,48 @@ export class Ffmpeg {
   }
 
   /** Copies the video and audio streams of the inputs (without re-encoding) into an MP4. */
-  async remuxToMp4(inputs: { path: string; streams: 'all' | 'video' | 'audio' }[], out: string, signal: AbortSignal): Promise<void> {
+  async remuxToMp4(
+    inputs: { path: string; streams: 'all' | 'video' | 'audio' }[],
+    out: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     const maps = inputs.flatMap((input, i) => [
       ...(input.streams !== 'audio' ? ['-map', `${i}:v?`] : []),
       ...(input.streams !== 'video' ? ['-map', `${i}:a?`] : []),
     ]);
-    await this.#ffmpeg([...inputs.flatMap((i) => [...INPUT_GUARD, '-i', `file:${i.path}`]), ...maps, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4'], out, signal);
+    await this.#ffmpeg(
+      [
+        ...inputs.flatMap((i) => [...INPUT_GUARD, '-i', `file:${i.path}`]),
+        ...maps,
+        '-c',
+        'copy',
+        '-movflags',
+        '+faststart',
+        '-f',
+        'mp4',
+      ],
+      out,
+      signal,
+    );
   }
 
   /** The first audio stream of the input, encoded as MP3 (LAME VBR quality 4, about 165 kbit/s). */
   async extractMp3(input: string, out: string, signal: AbortSignal): Promise<void> {
-    await this.#ffmpeg([...INPUT_GUARD, '-i', `file:${input}`, '-map', '0:a:0', '-vn', '-c:a', 'libmp3lame', '-q:a', '4', '-f', 'mp3'], out, signal);
+    await this.#ffmpeg(
+      [...INPUT_GUARD, '-i', `file:${input}`, '-map', '0:a:0', '-vn', '-c:a', 'libmp3lame', '-q:a', '4', '-f', 'mp3'],
+      out,
+      signal,
+    );
   }
 
   // Writes `out`; -fs stops ffmpeg (successfully, with a truncated file) once it reaches maxBytes.
   async #ffmpeg(args: string[], out: string, signal: AbortSignal): Promise<void> {
     const max = this.#o.maxBytes;
-    await this.#run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, '-fs', String(max), `file:${out}`], signal);
+    await this.#run(
+      'ffmpeg',
+      ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, '-fs', String(max), `file:${out}`],
+      signal,
+    );
     if ((await stat(out)).size >= max) throw new FfmpegOutputTooLarge(max);
   }
 
@@ -132,7 +154,8 @@ export class Ffmpeg {
       child.on('close', (code) => {
         if (signal.aborted) return reject(signal.reason);
         if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-        else reject(new FfmpegFailed(err.trim().split('\n').slice(-3).join(' ') || `${program} exited with code ${code}`));
+        else
+          reject(new FfmpegFailed(err.trim().split('\n').slice(-3).join(' ') || `${program} exited with code ${code}`));
       });
     });
   }

@@ -45,7 +45,10 @@ export interface HlsMedia {
 export class HlsUnsupported extends Error {}
 
 export function parsePlaylist(text: string, baseUrl: string): HlsMaster | HlsMedia {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim());
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .map((l) => l.trim());
   if (lines[0] !== '#EXTM3U') throw new HlsUnsupported('not an HLS playlist (no #EXTM3U header)');
   const resolve = (u: string) => {
     const url = httpUrl(u, baseUrl);
@@ -69,7 +72,11 @@ export function parsePlaylist(text: string, baseUrl: string): HlsMaster | HlsMed
         const a = attributes(line.slice('#EXT-X-STREAM-INF:'.length));
         const uri = lines.slice(i + 1).find((l) => l && !l.startsWith('#'));
         if (!uri) continue;
-        variants.push({ url: resolve(uri), bandwidth: Number(a.BANDWIDTH) || 0, ...(a.AUDIO ? { audioGroup: a.AUDIO } : {}) });
+        variants.push({
+          url: resolve(uri),
+          bandwidth: Number(a.BANDWIDTH) || 0,
+          ...(a.AUDIO ? { audioGroup: a.AUDIO } : {}),
+        });
       }
     }
     if (!variants.length) throw new HlsUnsupported('the master playlist lists no variant');
@@ -91,10 +98,12 @@ export function parsePlaylist(text: string, baseUrl: string): HlsMaster | HlsMed
       throw new HlsUnsupported('byte-range segments (EXT-X-BYTERANGE) are not supported');
     } else if (line.startsWith('#EXT-X-MAP:')) {
       const a = attributes(line.slice('#EXT-X-MAP:'.length));
-      if (a.BYTERANGE) throw new HlsUnsupported('a byte-range initialisation section (EXT-X-MAP BYTERANGE) is not supported');
+      if (a.BYTERANGE)
+        throw new HlsUnsupported('a byte-range initialisation section (EXT-X-MAP BYTERANGE) is not supported');
       if (!a.URI) throw new HlsUnsupported('EXT-X-MAP without a URI');
       const url = resolve(a.URI);
-      if (init !== undefined && init !== url) throw new HlsUnsupported('more than one initialisation section (EXT-X-MAP) is not supported');
+      if (init !== undefined && init !== url)
+        throw new HlsUnsupported('more than one initialisation section (EXT-X-MAP) is not supported');
       init = url;
     } else if (!line.startsWith('#')) {
       if (segments.length >= MAX_SEGMENTS) throw new HlsUnsupported(`more than ${MAX_SEGMENTS} segments`);

@@ -49,13 +49,18 @@ export async function obtainMedia(c: MediaCandidate, tracks: Tracks, d: ObtainDe
     if (sniffed?.kind === 'hls') return await fromHls(await readFile(path, 'utf8'), first.url, tracks, d);
     if (sniffed?.kind === 'dash') return await fromDash(await readFile(path, 'utf8'), first.url, tracks, d);
     const text = head.toString('latin1').trimStart();
-    if (/^text\/html|^application\/xhtml/i.test(first.contentType) || /^<(!doctype html|html|head|body)[\s>]/i.test(text)) {
+    if (
+      /^text\/html|^application\/xhtml/i.test(first.contentType) ||
+      /^<(!doctype html|html|head|body)[\s>]/i.test(text)
+    ) {
       throw new MediaUnsupportedError(c.url, 'it is a web page (a player?), not a media file');
     }
     return { path, assembled: false, sourceUrl: first.url, notes: [] };
   } catch (err) {
-    if (err instanceof HlsUnsupported || err instanceof DashUnsupported) throw new MediaUnsupportedError(c.url, err.message);
-    if (err instanceof FfmpegFailed) throw new MediaUnsupportedError(c.url, `ffmpeg could not assemble the stream (${err.message})`);
+    if (err instanceof HlsUnsupported || err instanceof DashUnsupported)
+      throw new MediaUnsupportedError(c.url, err.message);
+    if (err instanceof FfmpegFailed)
+      throw new MediaUnsupportedError(c.url, `ffmpeg could not assemble the stream (${err.message})`);
     if (err instanceof FfmpegOutputTooLarge) throw new MediaTooLargeError(c.url, err.maxBytes, 'MEDIA_MAX_BYTES');
     throw err;
   } finally {
@@ -74,7 +79,8 @@ async function fromHls(text: string, url: string, tracks: Tracks, d: ObtainDeps)
   };
   const parts: { path: string; streams: 'all' | 'video' | 'audio' }[] = [];
   const take = async (p: HlsMedia, part: string, streams: 'all' | 'video' | 'audio') => {
-    if (!p.ended) notes.push(`the stream is live: the ${p.segments.length} segments listed when it was read were assembled`);
+    if (!p.ended)
+      notes.push(`the stream is live: the ${p.segments.length} segments listed when it was read were assembled`);
     const out = join(d.dir, part);
     await concatenate(p.init ? [p.init, ...p.segments] : p.segments, out, d.downloader);
     parts.push({ path: out, streams });

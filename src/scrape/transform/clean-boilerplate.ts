@@ -17,11 +17,22 @@ import { isAncestor } from './clean-main-content.ts';
 import type { Info, Measure } from './clean-measure.ts';
 
 /** Dropped inside the main content (controls, dialogs). */
-const CONTROL_TAGS = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'datalist', 'dialog', 'form-control']);
+const CONTROL_TAGS = new Set([
+  'button',
+  'input',
+  'select',
+  'textarea',
+  'option',
+  'optgroup',
+  'datalist',
+  'dialog',
+  'form-control',
+]);
 /** Containers a link-dense block is judged on. */
 const LINK_BLOCK_TAGS = new Set(['div', 'ul', 'ol', 'section', 'dl', 'table', 'tbody', 'p', 'span', 'header']);
 /** "Advertisement" labels, edge punctuation around them, and "skip to content" links. */
-const AD_LABEL = /^(advertisement|advertisements|advertising|sponsored( content)?|ad|ads|anzeige|publicité|publicidad|pubblicità|reklama|werbung)$/i;
+const AD_LABEL =
+  /^(advertisement|advertisements|advertising|sponsored( content)?|ad|ads|anzeige|publicité|publicidad|pubblicità|reklama|werbung)$/i;
 const EDGE_PUNCT = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
 const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
 
@@ -30,7 +41,8 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean)
   const ri = m.info.get(root)!;
   // A forum thread: the comments are the content (the container is, or is mostly, comments).
   let forum = false;
-  for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent) forum = !!(m.info.get(p)!.flags & F_COMMENT);
+  for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent)
+    forum = !!(m.info.get(p)!.flags & F_COMMENT);
   if (!forum) {
     let commentGood = 0;
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
@@ -85,7 +97,13 @@ function isBoilerplate(el: Element, ei: Info, forum: boolean): boolean {
     if (el.name === 'a' ? SKIP_LINK.test(t) : ei.text <= 20 && AD_LABEL.test(t.replace(EDGE_PUNCT, ''))) return true;
   }
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
-  if (LINK_BLOCK_TAGS.has(el.name) && ei.text > 0 && ei.link > 0.5 * ei.text && ei.headings === 0 && !(forum && ei.text < 80)) {
+  if (
+    LINK_BLOCK_TAGS.has(el.name) &&
+    ei.text > 0 &&
+    ei.link > 0.5 * ei.text &&
+    ei.headings === 0 &&
+    !(forum && ei.text < 80)
+  ) {
     // A paragraph that is one sentence-long link is content ("Read the report").
     if (el.name === 'p' || el.name === 'span') return ei.link > 0.8 * ei.text && ei.text < 60;
     return true;

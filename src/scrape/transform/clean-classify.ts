@@ -5,62 +5,307 @@ import type { Element } from 'domhandler';
 
 // Vocabulary
 
-export const DROP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'title', 'iframe', 'object', 'embed', 'svg', 'canvas', 'link', 'meta', 'head', 'base', 'frame', 'frameset', 'applet']);
+export const DROP_TAGS = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'title',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'canvas',
+  'link',
+  'meta',
+  'head',
+  'base',
+  'frame',
+  'frameset',
+  'applet',
+]);
 
 /** Elements whose text flows inside the nearest block ancestor. */
 export const INLINE_TAGS = new Set([
-  'a', 'abbr', 'b', 'bdi', 'bdo', 'br', 'cite', 'code', 'data', 'dfn', 'em', 'i', 'kbd', 'mark', 'q', 's', 'samp', 'small',
-  'span', 'strong', 'sub', 'sup', 'time', 'u', 'var', 'wbr', 'img', 'label', 'font', 'strike', 'tt', 'big', 'del', 'ins',
-  'nobr', 'picture', 'source', 'abbr', 'acronym', 'ruby', 'rt', 'rp', 'output', 'meter', 'progress',
+  'a',
+  'abbr',
+  'b',
+  'bdi',
+  'bdo',
+  'br',
+  'cite',
+  'code',
+  'data',
+  'dfn',
+  'em',
+  'i',
+  'kbd',
+  'mark',
+  'q',
+  's',
+  'samp',
+  'small',
+  'span',
+  'strong',
+  'sub',
+  'sup',
+  'time',
+  'u',
+  'var',
+  'wbr',
+  'img',
+  'label',
+  'font',
+  'strike',
+  'tt',
+  'big',
+  'del',
+  'ins',
+  'nobr',
+  'picture',
+  'source',
+  'abbr',
+  'acronym',
+  'ruby',
+  'rt',
+  'rp',
+  'output',
+  'meter',
+  'progress',
 ]);
 
 /** Layout boilerplate by tag. */
 const BOILER_TAGS = new Set(['nav', 'aside', 'footer', 'menu']);
-const BOILER_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'toolbar', 'dialog', 'alertdialog', 'tablist', 'tooltip']);
+const BOILER_ROLES = new Set([
+  'navigation',
+  'banner',
+  'contentinfo',
+  'complementary',
+  'search',
+  'menu',
+  'menubar',
+  'toolbar',
+  'dialog',
+  'alertdialog',
+  'tablist',
+  'tooltip',
+]);
 
 /** Advertising tokens (blockAds, and boilerplate for onlyMainContent). */
 const AD_TOKENS = new Set([
-  'ad', 'ads', 'adv', 'advert', 'adverts', 'advertisement', 'advertisements', 'advertising', 'advertorial', 'adsbygoogle',
-  'adslot', 'adunit', 'adbox', 'adbanner', 'adcontainer', 'adwrapper', 'adsense', 'adzone', 'adspace', 'adplaceholder',
-  'dfp', 'doubleclick', 'googleads', 'sponsor', 'sponsored', 'sponsorship', 'taboola', 'outbrain', 'revcontent', 'mgid',
-  'zergnet', 'adspot', 'adthrive', 'mediavine', 'ezoic', 'teads', 'billboard', 'leaderboard', 'skyscraper', 'dianomi',
+  'ad',
+  'ads',
+  'adv',
+  'advert',
+  'adverts',
+  'advertisement',
+  'advertisements',
+  'advertising',
+  'advertorial',
+  'adsbygoogle',
+  'adslot',
+  'adunit',
+  'adbox',
+  'adbanner',
+  'adcontainer',
+  'adwrapper',
+  'adsense',
+  'adzone',
+  'adspace',
+  'adplaceholder',
+  'dfp',
+  'doubleclick',
+  'googleads',
+  'sponsor',
+  'sponsored',
+  'sponsorship',
+  'taboola',
+  'outbrain',
+  'revcontent',
+  'mgid',
+  'zergnet',
+  'adspot',
+  'adthrive',
+  'mediavine',
+  'ezoic',
+  'teads',
+  'billboard',
+  'leaderboard',
+  'skyscraper',
+  'dianomi',
 ]);
 /** Consent tokens that are banners on their own. */
 const CONSENT_TOKENS = new Set([
-  'consent', 'gdpr', 'ccpa', 'cookiebanner', 'cookieconsent', 'cookienotice', 'cookiebar', 'cookielaw', 'cookiebot',
-  'onetrust', 'didomi', 'usercentrics', 'truste', 'trustarc', 'quantcast', 'cmp', 'cmpbox', 'termly', 'iubenda', 'osano',
+  'consent',
+  'gdpr',
+  'ccpa',
+  'cookiebanner',
+  'cookieconsent',
+  'cookienotice',
+  'cookiebar',
+  'cookielaw',
+  'cookiebot',
+  'onetrust',
+  'didomi',
+  'usercentrics',
+  'truste',
+  'trustarc',
+  'quantcast',
+  'cmp',
+  'cmpbox',
+  'termly',
+  'iubenda',
+  'osano',
 ]);
 /** "cookie" is only a banner next to one of these (a recipe card may be classed "cookie-…"). */
 const COOKIE_COMPANIONS = new Set([
-  'banner', 'bar', 'notice', 'notification', 'consent', 'popup', 'modal', 'policy', 'law', 'dialog', 'message', 'alert',
-  'overlay', 'container', 'wrapper', 'box', 'warning', 'info', 'accept', 'settings', 'preferences', 'prompt', 'window',
+  'banner',
+  'bar',
+  'notice',
+  'notification',
+  'consent',
+  'popup',
+  'modal',
+  'policy',
+  'law',
+  'dialog',
+  'message',
+  'alert',
+  'overlay',
+  'container',
+  'wrapper',
+  'box',
+  'warning',
+  'info',
+  'accept',
+  'settings',
+  'preferences',
+  'prompt',
+  'window',
 ]);
 /** Newsletter and paywall interstitials: "newsletter"/"subscribe" next to one of these. */
 const POPUP_TOKENS = new Set(['popup', 'modal', 'overlay', 'lightbox', 'interstitial', 'flyout', 'slidein', 'toast']);
 
 /** Boilerplate tokens: weighted down when scoring, stripped inside the main content. */
 const NEG_TOKENS = new Set([
-  'nav', 'navbar', 'navigation', 'navlinks', 'navmenu', 'menu', 'menubar', 'submenu', 'megamenu', 'topbar', 'topnav',
-  'breadcrumb', 'breadcrumbs', 'crumbs', 'sidebar', 'sidenav', 'sidebars', 'footer', 'masthead', 'share', 'shares', 'sharing',
-  'sharebar', 'sharedaddy', 'addtoany', 'social', 'socials', 'related', 'recommended', 'recommendations', 'promo', 'promos',
-  'promotion', 'promotions', 'promoted', 'widget', 'widgets', 'newsletter', 'subscribe', 'subscription', 'signup', 'popup',
-  'modal', 'overlay', 'pagination', 'pager', 'skip', 'skiplink', 'toolbar', 'trending', 'popular', 'mostread', 'mostpopular',
-  'tagcloud', 'toc', 'login', 'signin', 'cookie', 'cookies', 'paywall', 'jumplinks', 'postnav', 'byline', 'dateline',
-  'signature', 'postprofile', 'userinfo', 'backtotop', 'back2top',
-  ...AD_TOKENS, ...CONSENT_TOKENS,
+  'nav',
+  'navbar',
+  'navigation',
+  'navlinks',
+  'navmenu',
+  'menu',
+  'menubar',
+  'submenu',
+  'megamenu',
+  'topbar',
+  'topnav',
+  'breadcrumb',
+  'breadcrumbs',
+  'crumbs',
+  'sidebar',
+  'sidenav',
+  'sidebars',
+  'footer',
+  'masthead',
+  'share',
+  'shares',
+  'sharing',
+  'sharebar',
+  'sharedaddy',
+  'addtoany',
+  'social',
+  'socials',
+  'related',
+  'recommended',
+  'recommendations',
+  'promo',
+  'promos',
+  'promotion',
+  'promotions',
+  'promoted',
+  'widget',
+  'widgets',
+  'newsletter',
+  'subscribe',
+  'subscription',
+  'signup',
+  'popup',
+  'modal',
+  'overlay',
+  'pagination',
+  'pager',
+  'skip',
+  'skiplink',
+  'toolbar',
+  'trending',
+  'popular',
+  'mostread',
+  'mostpopular',
+  'tagcloud',
+  'toc',
+  'login',
+  'signin',
+  'cookie',
+  'cookies',
+  'paywall',
+  'jumplinks',
+  'postnav',
+  'byline',
+  'dateline',
+  'signature',
+  'postprofile',
+  'userinfo',
+  'backtotop',
+  'back2top',
+  ...AD_TOKENS,
+  ...CONSENT_TOKENS,
 ]);
 /** "author" next to one of these is an author box (bio, avatar, "more by"). */
 const AUTHOR_BOX = new Set(['bio', 'box', 'info', 'card', 'about', 'profile', 'details']);
 /** Comment sections: stripped unless they are most of the content (forum threads). */
-const COMMENT_TOKENS = new Set(['comment', 'comments', 'commentlist', 'disqus', 'respond', 'replies', 'discussion', 'commentary']);
+const COMMENT_TOKENS = new Set([
+  'comment',
+  'comments',
+  'commentlist',
+  'disqus',
+  'respond',
+  'replies',
+  'discussion',
+  'commentary',
+]);
 /** Content tokens (Readability's positive list, trimmed). */
 const POS_TOKENS = new Set([
-  'article', 'articlebody', 'body', 'content', 'entry', 'hentry', 'main', 'maincontent', 'post', 'postbody', 'text', 'blog',
-  'story', 'storybody', 'prose', 'markdown', 'typeset', 'parser', 'answer', 'question', 'recipe', 'instructions', 'ingredients',
-  'description', 'product', 'documentation', 'docs',
+  'article',
+  'articlebody',
+  'body',
+  'content',
+  'entry',
+  'hentry',
+  'main',
+  'maincontent',
+  'post',
+  'postbody',
+  'text',
+  'blog',
+  'story',
+  'storybody',
+  'prose',
+  'markdown',
+  'typeset',
+  'parser',
+  'answer',
+  'question',
+  'recipe',
+  'instructions',
+  'ingredients',
+  'description',
+  'product',
+  'documentation',
+  'docs',
 ]);
 /** Class names that hide text visually (screen-reader only). */
-const SR_ONLY = /^(sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|assistive-text|u-hidden-visually|hidden-visually|element-invisible|offscreen)$/i;
+const SR_ONLY =
+  /^(sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|assistive-text|u-hidden-visually|hidden-visually|element-invisible|offscreen)$/i;
 /** Taxonomy classes WordPress & co. put on the article itself ("tag-social-media", "category-sponsored"). */
 const TAXONOMY_CLASS = /^(tag|tags|category|cat|categories|format|post-format|status|type|postid|page-id|topic)[-_]/i;
 
@@ -152,12 +397,25 @@ export function classify(el: Element, name: string, blockAds: boolean): number {
     else if (BOILER_ROLES.has(role)) flags |= F_BOILER;
   }
   if (a.itemprop === 'articleBody' || a.itemprop === 'text') flags |= F_SEMANTIC;
-  if (a.hidden !== undefined || a['aria-hidden'] === 'true' || (name === 'dialog' && a.open === undefined)) flags |= F_HIDDEN;
+  if (a.hidden !== undefined || a['aria-hidden'] === 'true' || (name === 'dialog' && a.open === undefined))
+    flags |= F_HIDDEN;
   else if (a.style && HIDDEN_STYLE.test(a.style)) flags |= F_HIDDEN;
   if (name === 'ins' || name.startsWith('amp-')) {
-    if ((a.class ?? '').includes('adsbygoogle') || name === 'amp-ad' || name === 'amp-sticky-ad' || (name === 'amp-embed' && a.type)) flags |= F_AD;
+    if (
+      (a.class ?? '').includes('adsbygoogle') ||
+      name === 'amp-ad' ||
+      name === 'amp-sticky-ad' ||
+      (name === 'amp-embed' && a.type)
+    )
+      flags |= F_AD;
   }
-  if (a['data-ad-slot'] !== undefined || a['data-ad-client'] !== undefined || a['data-ad-unit'] !== undefined || a['data-google-query-id'] !== undefined) flags |= F_AD;
+  if (
+    a['data-ad-slot'] !== undefined ||
+    a['data-ad-client'] !== undefined ||
+    a['data-ad-unit'] !== undefined ||
+    a['data-google-query-id'] !== undefined
+  )
+    flags |= F_AD;
   // <html>/<body> classes describe the page ("has-sidebar", "toc-pinned"), not a region.
   if ((a.class || a.id) && name !== 'html' && name !== 'body') {
     const t = features(a.class, true) | features(a.id, false);
@@ -190,7 +448,11 @@ const B_POS = 1;
 const B_SEMANTIC = 2;
 const B_ARTICLE = 4;
 export function boosts(flags: number): number {
-  return (flags & F_POS && !(flags & (F_NEG | F_COMMENT | F_AD)) ? B_POS : 0) | (flags & F_SEMANTIC ? B_SEMANTIC : 0) | (flags & F_ARTICLE ? B_ARTICLE : 0);
+  return (
+    (flags & F_POS && !(flags & (F_NEG | F_COMMENT | F_AD)) ? B_POS : 0) |
+    (flags & F_SEMANTIC ? B_SEMANTIC : 0) |
+    (flags & F_ARTICLE ? B_ARTICLE : 0)
+  );
 }
 export function boostFactor(b: number): number {
   return (b & B_POS ? 1.5 : 1) * (b & B_SEMANTIC ? 1.5 : 1) * (b & B_ARTICLE ? 1.3 : 1);

@@ -6,7 +6,31 @@ import { F_BOILER, F_COMMENT, F_LOGO, F_NEG, F_POS } from './clean-classify.ts';
 import type { Measure } from './clean-measure.ts';
 
 /** Paragraph-level blocks: main-content detection does not descend into them. */
-const LEAF_BLOCKS = new Set(['p', 'pre', 'blockquote', 'ul', 'ol', 'dl', 'li', 'dd', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'figure', 'figcaption', 'address', 'code', 'details', 'summary', 'caption', 'th']);
+const LEAF_BLOCKS = new Set([
+  'p',
+  'pre',
+  'blockquote',
+  'ul',
+  'ol',
+  'dl',
+  'li',
+  'dd',
+  'dt',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'figure',
+  'figcaption',
+  'address',
+  'code',
+  'details',
+  'summary',
+  'caption',
+  'th',
+]);
 
 function elementChildren(el: ParentNode): Element[] {
   return el.children.filter(isTag);
@@ -21,7 +45,8 @@ function similar(a: Element, b: Element): boolean {
   if (a.name !== b.name) return false;
   const ca = a.attribs.class?.trim();
   const cb = b.attribs.class?.trim();
-  if (!ca || !cb) return !ca && !cb && (a.name === 'article' || a.name === 'li' || a.name === 'section' || a.name === 'tr');
+  if (!ca || !cb)
+    return !ca && !cb && (a.name === 'article' || a.name === 'li' || a.name === 'section' || a.name === 'tr');
   const set = new Set(ca.split(/\s+/));
   return cb.split(/\s+/).some((c) => set.has(c));
 }
@@ -52,7 +77,8 @@ function descend(m: Measure, from: Element): Element {
       // One of several similar items: the list is the content.
       if (ki.good >= 150 && similar(k, best)) stop = true;
       // A sibling with substantial prose that nothing marks as boilerplate.
-      else if (ki.good >= 300 && ki.good >= 0.15 * bi.good && ki.mult >= ci.mult && ki.link < 0.3 * ki.text) stop = true;
+      else if (ki.good >= 300 && ki.good >= 0.15 * bi.good && ki.mult >= ci.mult && ki.link < 0.3 * ki.text)
+        stop = true;
       if (stop) break;
     }
     if (stop) return c;

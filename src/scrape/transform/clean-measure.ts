@@ -78,7 +78,21 @@ interface Frame {
 }
 
 function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
-  return { idx, text: 0, link: 0, good: 0, mass: 0, ownText: 0, ownLink: 0, neg, boost, mult: neg * boostFactor(boost), flags, h1: 0, headings: 0 };
+  return {
+    idx,
+    text: 0,
+    link: 0,
+    good: 0,
+    mass: 0,
+    ownText: 0,
+    ownLink: 0,
+    neg,
+    boost,
+    mult: neg * boostFactor(boost),
+    flags,
+    h1: 0,
+    headings: 0,
+  };
 }
 
 /** Step 2: drop never-content nodes and measure every element, in one iterative walk. */
@@ -89,7 +103,9 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
   let idx = 0;
   let foundBody = false;
   // Frames are reused by depth: the walk allocates nothing per element but its Info.
-  const frames: Frame[] = [{ el: doc, info: null, block: null, inLink: false, i: 0, kept: null, marked: false, inComment: false }];
+  const frames: Frame[] = [
+    { el: doc, info: null, block: null, inLink: false, i: 0, kept: null, marked: false, inComment: false },
+  ];
   let depth = 0;
   while (depth >= 0) {
     const f = frames[depth];
@@ -131,7 +147,10 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
           const block = INLINE_TAGS.has(name) ? f.block : ci;
           depth++;
           let g = frames[depth];
-          if (!g) frames.push((g = { el: child, info: ci, block, inLink: false, i: 0, kept: null, marked, inComment: false }));
+          if (!g)
+            frames.push(
+              (g = { el: child, info: ci, block, inLink: false, i: 0, kept: null, marked, inComment: false }),
+            );
           g.el = child;
           g.info = ci;
           g.block = block;
@@ -164,7 +183,12 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
       ci.good += g;
       ci.mass += g * ci.mult;
     }
-    if (name.length === 2 && name.charCodeAt(0) === 104 /* h */ && name.charCodeAt(1) >= 49 && name.charCodeAt(1) <= 54) {
+    if (
+      name.length === 2 &&
+      name.charCodeAt(0) === 104 /* h */ &&
+      name.charCodeAt(1) >= 49 &&
+      name.charCodeAt(1) <= 54
+    ) {
       ci.headings++;
       if (name === 'h1') ci.h1++;
     }
@@ -215,7 +239,10 @@ export function detach(m: Measure, els: Element[]): void {
     }
   }
   for (const [p, set] of byParent) {
-    relink(p, p.children.filter((c) => !set.has(c)));
+    relink(
+      p,
+      p.children.filter((c) => !set.has(c)),
+    );
     for (const c of set) c.parent = c.prev = c.next = null;
   }
 }

@@ -79,7 +79,8 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
       excludeTags: input.excludeTags,
       blockAds: input.blockAds,
     });
-    if (markdown) out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });
+    if (markdown)
+      out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });
     if (f.html) out.html = renderAbsolute(content, base);
   }
   if (structured) out.structured = { data: structured, doc };

@@ -6,9 +6,11 @@ import { AGGRESSIVE, digitsOf, isDigit, PRIO, scan, type Span, span, wordAt } fr
 // EMAIL
 
 // A leading/trailing `_` is left out (Markdown emphasis) unless it is inside a word.
-const EMAIL_RE = /(?<![A-Za-z0-9.%+-]|[A-Za-z0-9]_)[A-Za-z0-9%+-](?:[A-Za-z0-9_%+.-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
+const EMAIL_RE =
+  /(?<![A-Za-z0-9.%+-]|[A-Za-z0-9]_)[A-Za-z0-9%+-](?:[A-Za-z0-9_%+.-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
 /** Same, with the `@` percent-encoded (inside URL query values). */
-export const EMAIL_ENC_RE = /(?<![A-Za-z0-9.%+-]|[A-Za-z0-9]_)[A-Za-z0-9+-](?:[A-Za-z0-9_+.-]{0,62}[A-Za-z0-9_+-])?%40(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
+export const EMAIL_ENC_RE =
+  /(?<![A-Za-z0-9.%+-]|[A-Za-z0-9]_)[A-Za-z0-9+-](?:[A-Za-z0-9_+.-]{0,62}[A-Za-z0-9_+-])?%40(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
 
 const OB_AT = String.raw`(?:\s*[[({<]\s*(?:at|@)\s*[\])}>]\s*|\s+at\s+|\s*@\s*)`;
 const OB_DOT = String.raw`(?:\s*[[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+|\.)`;
@@ -47,11 +49,14 @@ const PHONE_RE = new RegExp(
   'g',
 );
 const NANP = /^(?:1[-. ]?)?(?:\(\d{3}\)[ \u00a0]?|\d{3}[-. \u00a0])\d{3}[-. \u00a0]\d{4}$/;
-const DATE_PREFIX = /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}|\d{1,2}[-./]\d{1,2}[-./]\d{2})(?!\d)/;
+const DATE_PREFIX =
+  /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}|\d{1,2}[-./]\d{1,2}[-./]\d{2})(?!\d)/;
 const YEAR_RANGE = /^(?:1[5-9]|20)\d\d\s?[-–/]\s?(?:1[5-9]|20)\d\d$/;
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
-const PHONE_CUE = /(?:\b(?:tel|telephone|phone|ph|call|calls|mobile|mob|cell|fax|whatsapp|sms|text|hotline|dial|contact)\b|☎|📞)[^\n\d]{0,20}$/iu;
-const NOT_PHONE_CUE = /\b(?:order|invoice|ref|reference|tracking|isbn|issn|sku|item|ticket|case|id|account|acct|serial|part|model|patent|doi|pmid|zip|postcode)\s*(?:no\.?|nr\.?|number|#)?\s*[:#]?\s*$/i;
+const PHONE_CUE =
+  /(?:\b(?:tel|telephone|phone|ph|call|calls|mobile|mob|cell|fax|whatsapp|sms|text|hotline|dial|contact)\b|☎|📞)[^\n\d]{0,20}$/iu;
+const NOT_PHONE_CUE =
+  /\b(?:order|invoice|ref|reference|tracking|isbn|issn|sku|item|ticket|case|id|account|acct|serial|part|model|patent|doi|pmid|zip|postcode)\s*(?:no\.?|nr\.?|number|#)?\s*[:#]?\s*$/i;
 const CURRENCY_BEFORE = /[$€£¥₹]\s?$/;
 const CURRENCY_AFTER = /^\s?(?:[€$£¥₹%]|(?:USD|EUR|GBP|CHF|JPY|dollars?|euros?|pounds?|percent)\b)/i;
 
@@ -63,7 +68,7 @@ function phoneAccepted(cand: string, level: number, before: string, after: strin
   if (CURRENCY_BEFORE.test(before) || CURRENCY_AFTER.test(after)) return false;
   if (DATE_PREFIX.test(cand.replace(/^\+\s?/, ''))) return false;
   if (!plus) {
-    if ( YEAR_RANGE.test(cand) || SSN_SHAPE.test(cand)) return false;
+    if (YEAR_RANGE.test(cand) || SSN_SHAPE.test(cand)) return false;
     if (/^[\d-]+$/.test(cand) && groups.length >= 4 && (isbn13Valid(digits) || isbn10Valid(digits))) return false;
     if (NOT_PHONE_CUE.test(before)) return false;
   }
@@ -75,7 +80,8 @@ function phoneAccepted(cand: string, level: number, before: string, after: strin
   const first = groups[0];
   if (groups.length >= 2 && /^0[1-9]/.test(first) && first.length <= 5 && digits.length >= 9 && digits.length <= 12) {
     const dotted = /\./.test(cand);
-    if (groups.slice(1).every((g) => g.length >= 2 && g.length <= 8) && (!dotted || groups.every((g) => g.length <= 4))) return true;
+    if (groups.slice(1).every((g) => g.length >= 2 && g.length <= 8) && (!dotted || groups.every((g) => g.length <= 4)))
+      return true;
   }
   if (level < AGGRESSIVE) return false;
   if (PHONE_CUE.test(before)) return true;
@@ -89,7 +95,11 @@ export function findPhones(text: string, level: number): Span[] {
     const cand = m[0];
     const end = m.index + cand.length;
     const next = text[end];
-    if (wordAt(text, end) || (next !== undefined && ('@%€$£¥'.includes(next) || ('.,-/:'.includes(next) && isDigit(text[end + 1]))))) return null;
+    if (
+      wordAt(text, end) ||
+      (next !== undefined && ('@%€$£¥'.includes(next) || ('.,-/:'.includes(next) && isDigit(text[end + 1]))))
+    )
+      return null;
     const before = text.slice(Math.max(0, m.index - 40), m.index);
     const after = text.slice(end, end + 12);
     return phoneAccepted(cand, level, before, after) ? span(m.index, end, 'PHONE', PRIO.phone) : null;

@@ -43,15 +43,21 @@ export function findCards(text: string): Span[] {
   });
 }
 
-const IBAN_RE = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g;
+const IBAN_RE =
+  /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g;
 
 export function findIbans(text: string): Span[] {
-  return scan(IBAN_RE, text, (m) => (ibanValid(m[0]) ? span(m.index, m.index + m[0].length, 'FINANCIAL', PRIO.financial) : null));
+  return scan(IBAN_RE, text, (m) =>
+    ibanValid(m[0]) ? span(m.index, m.index + m[0].length, 'FINANCIAL', PRIO.financial) : null,
+  );
 }
 
-const SSN_RE = /(?<![A-Za-z0-9-]|[A-Za-z0-9]_)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
-const SSN_CUE_RE = /\b(?:SSN|SSA|social security(?: number| no\.?| #)?)\s*(?:#|no\.?|number)?\s*[:#]?\s*((?!000|666|9\d\d)\d{3}[ -]?(?!00)\d{2}[ -]?(?!0000)\d{4})(?![\w-])/gid;
-const UK_NI_RE = /(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g;
+const SSN_RE =
+  /(?<![A-Za-z0-9-]|[A-Za-z0-9]_)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![A-Za-z0-9-]|_[A-Za-z0-9])/g;
+const SSN_CUE_RE =
+  /\b(?:SSN|SSA|social security(?: number| no\.?| #)?)\s*(?:#|no\.?|number)?\s*[:#]?\s*((?!000|666|9\d\d)\d{3}[ -]?(?!00)\d{2}[ -]?(?!0000)\d{4})(?![\w-])/dgi;
+const UK_NI_RE =
+  /(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g;
 
 export function findSsn(text: string): Span[] {
   return scan(SSN_RE, text, (m) => span(m.index, m.index + m[0].length, 'FINANCIAL', PRIO.financial));

@@ -20,7 +20,8 @@ export function findIpv4(text: string): Span[] {
   });
 }
 
-const IPV6_RE = /(?<![A-Za-z0-9:.-]|[A-Za-z0-9]_)(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}|[0-9A-Fa-f]{0,4})(?:%[A-Za-z0-9]+)?/g;
+const IPV6_RE =
+  /(?<![A-Za-z0-9:.-]|[A-Za-z0-9]_)(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}|[0-9A-Fa-f]{0,4})(?:%[A-Za-z0-9]+)?/g;
 
 export function ipv6Valid(s: string): boolean {
   const addr = s.replace(/%[A-Za-z0-9]+$/, '');
@@ -101,7 +102,12 @@ export function findStreets(text: string): Span[] {
   const us = scan(STREET_RE, text, (m) => {
     const end = m.index + m[0].length;
     const bare = !m[0].includes(',');
-    if (bare && TITLE_BEFORE.test(text.slice(Math.max(0, m.index - 30), m.index)) && TITLE_AFTER.test(text.slice(end, end + 3))) return null;
+    if (
+      bare &&
+      TITLE_BEFORE.test(text.slice(Math.max(0, m.index - 30), m.index)) &&
+      TITLE_AFTER.test(text.slice(end, end + 3))
+    )
+      return null;
     return span(m.index, end, 'LOCATION', PRIO.address);
   });
   out.push(...us);

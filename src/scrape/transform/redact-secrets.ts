@@ -22,13 +22,17 @@ const TOKEN_RES: { re: RegExp; check?: (s: string) => boolean }[] = [
   // Google API keys
   { re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g },
   // JWTs: base64url header starting eyJ, payload, signature (empty signature only for an eyJ payload)
-  { re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![A-Za-z0-9_-])/g },
+  {
+    re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![A-Za-z0-9_-])/g,
+  },
 ];
 
 export function findTokens(text: string, offset = 0): Span[] {
   const out: Span[] = [];
   for (const { re, check } of TOKEN_RES) {
-    for (const s of scan(re, text, (m) => (check && !check(m[0]) ? null : span(m.index, m.index + m[0].length, 'SECRET', PRIO.secret)))) {
+    for (const s of scan(re, text, (m) =>
+      check && !check(m[0]) ? null : span(m.index, m.index + m[0].length, 'SECRET', PRIO.secret),
+    )) {
       s.start += offset;
       s.end += offset;
       out.push(s);
@@ -69,7 +73,8 @@ const ASSIGN_RE = new RegExp(
   String.raw`(?<![A-Za-z0-9_\\])(["'\`]?)${SECRET_KEY}\1(?:[*_]{1,2})?[ \t]*(:=|=>|[:=])(?:[*_]{1,2})?[ \t]*(?:"(?<dq>[^"\n]{1,300})"|'(?<sq>[^'\n]{1,300})'|(?<bare>[^\s"'\`,;&)\]}<>|]{1,300}))`,
   'gid',
 );
-export const PLACEHOLDER = /^(?:\$|<|\{|%|\*+$|x+$|\.+$|-+$|process\.env|os\.environ|env\(|getenv|null$|none$|nil$|undefined$|true$|false$|required$|optional$|string$|str$|redacted$|your[_-]|\[)/i;
+export const PLACEHOLDER =
+  /^(?:\$|<|\{|%|\*+$|x+$|\.+$|-+$|process\.env|os\.environ|env\(|getenv|null$|none$|nil$|undefined$|true$|false$|required$|optional$|string$|str$|redacted$|your[_-]|\[)/i;
 
 export function findAssignments(text: string): Span[] {
   return scan(ASSIGN_RE, text, (m) => {
@@ -97,8 +102,9 @@ export function findAssignments(text: string): Span[] {
   });
 }
 
-const AUTH_RE = /\b(?:Authorization|Proxy-Authorization)["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|Digest|Bot)\s+([A-Za-z0-9._~+/=-]{8,})/gid;
-const BEARER_RE = /\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)(?![A-Za-z0-9._~+/=-])/gd;
+const AUTH_RE =
+  /\b(?:Authorization|Proxy-Authorization)["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|Digest|Bot)\s+([A-Za-z0-9._~+/=-]{8,})/dgi;
+const BEARER_RE = /\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)(?![A-Za-z0-9._~+/=-])/dg;
 
 export function findAuthHeaders(text: string): Span[] {
   return [

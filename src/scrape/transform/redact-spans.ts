@@ -16,7 +16,18 @@ export interface Span {
   bare?: boolean;
 }
 
-export const PRIO = { pem: 95, secret: 90, financial: 80, email: 70, obfEmail: 65, ip: 60, phone: 50, address: 40, zip: 35, person: 30 };
+export const PRIO = {
+  pem: 95,
+  secret: 90,
+  financial: 80,
+  email: 70,
+  obfEmail: 65,
+  ip: 60,
+  phone: 50,
+  address: 40,
+  zip: 35,
+  person: 30,
+};
 
 // Small helpers
 

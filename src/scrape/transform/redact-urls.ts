@@ -15,7 +15,7 @@ interface Range {
 }
 
 const REF_DEF_RE = /^ {0,3}\[[^\]\n]+\]:[ \t]*(?:<([^>\n]*)>|(\S+))/dgm;
-const AUTOLINK_RE = /<((?:mailto|tel|sms):[^\s<>]+)>/gid;
+const AUTOLINK_RE = /<((?:mailto|tel|sms):[^\s<>]+)>/dgi;
 const BARE_URL_RE = /(?<![\w/@.-])(?:(?:https?|ftps?|wss?):\/\/|www\.)[^\s<>"'`[\]]+/gi;
 
 function indexOrEnd(text: string, ch: string, from: number): number {
@@ -37,7 +37,8 @@ export function findUrlRanges(text: string): Range[] {
       // Cached look-ups keep a run of `](<` without `>` linear.
       if (nextGt <= j) nextGt = indexOrEnd(text, '>', j + 1);
       if (nextNl <= j) nextNl = indexOrEnd(text, '\n', j + 1);
-      if (nextGt > j + 1 && nextGt < nextNl && nextGt < text.length) ranges.push({ start: j + 1, end: nextGt, angle: true });
+      if (nextGt > j + 1 && nextGt < nextNl && nextGt < text.length)
+        ranges.push({ start: j + 1, end: nextGt, angle: true });
       continue;
     }
     const s = j;
@@ -64,7 +65,8 @@ export function findUrlRanges(text: string): Range[] {
     const idx = m.indices![1] ?? m.indices![2];
     if (idx && idx[1] > idx[0]) ranges.push({ start: idx[0], end: idx[1], angle: m.indices![1] !== undefined });
   }
-  for (const m of text.matchAll(AUTOLINK_RE)) ranges.push({ start: m.indices![1][0], end: m.indices![1][1], angle: true });
+  for (const m of text.matchAll(AUTOLINK_RE))
+    ranges.push({ start: m.indices![1][0], end: m.indices![1][1], angle: true });
   for (const m of text.matchAll(BARE_URL_RE)) {
     const url = m[0];
     // Trailing punctuation belongs to the sentence; a closing paren only when unbalanced.
@@ -94,8 +96,7 @@ export function findUrlRanges(text: string): Range[] {
     if (last && r.start < last.end) {
       last.end = Math.max(last.end, r.end);
       last.angle ||= r.angle;
-    }
-    else merged.push({ ...r });
+    } else merged.push({ ...r });
   }
   return merged;
 }
@@ -152,7 +153,7 @@ export function urlSpans(text: string, r: Range, enabled: Set<PiiEntity>, level:
     return out;
   }
   if (enabled.has('SECRET')) {
-    const ui = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:([^/?#@\s]+)@/id.exec(url);
+    const ui = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:([^/?#@\s]+)@/di.exec(url);
     if (ui) add(span(ui.indices![1][0], ui.indices![1][1], 'SECRET', PRIO.secret));
   }
   const q = url.search(/[?#]/);

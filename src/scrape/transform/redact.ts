@@ -61,7 +61,8 @@ export function redactPII(markdown: string, opts?: RedactOptions | true): Redact
   const level = LEVELS[o.mode ?? 'accurate'] ?? ACCURATE;
   const enabled = new Set<PiiEntity>(o.entities ?? PII_ENTITIES);
   const style = o.replaceStyle === 'mask' || o.replaceStyle === 'remove' ? o.replaceStyle : 'tag';
-  if (typeof markdown !== 'string' || markdown.length === 0 || enabled.size === 0) return { text: markdown ?? '', counts: {} };
+  if (typeof markdown !== 'string' || markdown.length === 0 || enabled.size === 0)
+    return { text: markdown ?? '', counts: {} };
 
   const urls = findUrlRanges(markdown);
   const spans: Span[] = [];
@@ -86,7 +87,9 @@ export function redactDocumentText(
   const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
   return {
     markdown: text,
-    ...(pages ? { pages: pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, opts).text })) } : {}),
+    ...(pages
+      ? { pages: pages.map((p) => ({ pageNumber: p.pageNumber, markdown: redactPII(p.markdown, opts).text })) }
+      : {}),
     ...(total ? { warning: `redactPII replaced ${total} item(s) in markdown` } : {}),
   };
 }

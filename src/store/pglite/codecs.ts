@@ -36,7 +36,8 @@ const jsonParam =
   (prefix?: Buffer) =>
   (v: unknown): string => {
     if (v instanceof Utf8Text) return (prefix ? Buffer.concat([prefix, v.bytes]) : v.bytes) as unknown as string;
-    const s = typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
+    const s =
+      typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
     if (s.length <= LARGE) return s;
     if (!prefix) return Buffer.from(s) as unknown as string;
     const out = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(s));
@@ -47,7 +48,12 @@ const jsonParam =
 export const pgliteCodecs = {
   serializers: {
     // Text (e.g. '\\x0102') still goes as text, parsed by Postgres as node-postgres would send it.
-    [BYTEA]: (v: unknown) => (v instanceof Utf8Text ? v.toString() : v instanceof ArrayBuffer || ArrayBuffer.isView(v) ? v : String(v)) as string,
+    [BYTEA]: (v: unknown) =>
+      (v instanceof Utf8Text
+        ? v.toString()
+        : v instanceof ArrayBuffer || ArrayBuffer.isView(v)
+          ? v
+          : String(v)) as string,
     [TEXT]: textParam,
     [VARCHAR]: textParam,
     [JSON_OID]: jsonParam(),

@@ -13,5 +13,8 @@ if (!path) {
   process.exit(2);
 }
 const settings = PGLITE_SETTINGS.flatMap((s) => ['-c', s]);
-const db = await PGlite.create(path, { initDbStartParams: settings, startParams: [...PGlite.defaultStartParams, ...settings] });
+const db = await PGlite.create(path, {
+  initDbStartParams: settings,
+  startParams: [...PGlite.defaultStartParams, ...settings],
+});
 await db.close();

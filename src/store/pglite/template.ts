@@ -22,8 +22,13 @@ const execFileAsync = promisify(execFile);
 
 /** Where this installation's template lives (PGLITE_TEMPLATE_DIR overrides the folder). */
 export function pgliteTemplatePath(env: NodeJS.ProcessEnv = process.env): string {
-  const pkg = JSON.parse(readFileSync(join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-  const key = createHash('sha256').update(JSON.stringify([pkg.version, PGLITE_SETTINGS])).digest('hex').slice(0, 12);
+  const pkg = JSON.parse(readFileSync(join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as {
+    version: string;
+  };
+  const key = createHash('sha256')
+    .update(JSON.stringify([pkg.version, PGLITE_SETTINGS]))
+    .digest('hex')
+    .slice(0, 12);
   const dir = env.PGLITE_TEMPLATE_DIR || join(root, 'node_modules/.cache/gleaner');
   return join(dir, `pglite-${pkg.version}-${key}`);
 }
@@ -35,7 +40,9 @@ export async function initdb(path: string): Promise<void> {
     await execFileAsync(process.execPath, [...PGLITE_INIT_NODE_ARGS, script, path], { timeout: 120_000 });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`could not create the PGlite data directory ${path}: ${(e.stderr || e.message).trim()}`, { cause: err });
+    throw new Error(`could not create the PGlite data directory ${path}: ${(e.stderr || e.message).trim()}`, {
+      cause: err,
+    });
   }
 }
 
@@ -84,6 +91,8 @@ if (import.meta.main) {
     const path = await ensurePgliteTemplate();
     console.log(`gleaner: embedded database template ready (${path})`);
   } catch (err) {
-    console.warn(`gleaner: could not prepare the embedded database template (${(err as Error).message}); the service will run initdb on its first start`);
+    console.warn(
+      `gleaner: could not prepare the embedded database template (${(err as Error).message}); the service will run initdb on its first start`,
+    );
   }
 }

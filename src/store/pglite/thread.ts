@@ -106,7 +106,13 @@ function ownBuffers(result: unknown): ArrayBuffer[] {
   for (const row of rows) {
     for (const k in row) {
       const v = row[k];
-      if (v instanceof Uint8Array && v.byteLength > 4096 && v.byteLength === v.buffer.byteLength && !out.includes(v.buffer as ArrayBuffer)) out.push(v.buffer as ArrayBuffer);
+      if (
+        v instanceof Uint8Array &&
+        v.byteLength > 4096 &&
+        v.byteLength === v.buffer.byteLength &&
+        !out.includes(v.buffer as ArrayBuffer)
+      )
+        out.push(v.buffer as ArrayBuffer);
     }
   }
   return out;

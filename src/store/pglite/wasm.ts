@@ -170,7 +170,11 @@ export function withLiftoffHint(bytes: Uint8Array, layout: WasmLayout, index: nu
 function canSteerTiering(): boolean {
   if (!process.versions.v8.startsWith('13.6.')) return false;
   const own = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return !own.some((a) => /^--(no-)?(liftoff|liftoff-only|wasm-tier-up|wasm-tier-up-filter|wasm-dynamic-tiering|experimental-wasm-compilation-hints|wasm-lazy-compilation)(=|$)/.test(a.replaceAll('_', '-')));
+  return !own.some((a) =>
+    /^--(no-)?(liftoff|liftoff-only|wasm-tier-up|wasm-tier-up-filter|wasm-dynamic-tiering|experimental-wasm-compilation-hints|wasm-lazy-compilation)(=|$)/.test(
+      a.replaceAll('_', '-'),
+    ),
+  );
 }
 
 let cached: WasmModule | null | undefined;
@@ -192,7 +196,8 @@ export function pgliteWasmModule(): WasmModule | undefined {
   }
   const layout = readWasmLayout(bytes);
   const parser = layout?.exports.get(PARSER_EXPORT);
-  if (!layout || parser === undefined || parser < layout.functionImports || layout.functionImports === 0) return undefined;
+  if (!layout || parser === undefined || parser < layout.functionImports || layout.functionImports === 0)
+    return undefined;
   // An import's index: no compiled function matches it, so the parser's Liftoff code counts nothing.
   v8.setFlagsFromString('--experimental-wasm-compilation-hints');
   v8.setFlagsFromString('--wasm-tier-up-filter=0');
@@ -210,7 +215,10 @@ export function pgliteWasmModule(): WasmModule | undefined {
 }
 
 /** PGlite.create options for the service's database (see above): the module and the settings. */
-export function pgliteOptions(defaultStartParams: readonly string[]): { pgliteWasmModule?: WasmModule; startParams: string[] } {
+export function pgliteOptions(defaultStartParams: readonly string[]): {
+  pgliteWasmModule?: WasmModule;
+  startParams: string[];
+} {
   const module = pgliteWasmModule();
   return {
     ...(module ? { pgliteWasmModule: module } : {}),

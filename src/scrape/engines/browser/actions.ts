@@ -53,7 +53,11 @@ export function emptyOutputs(): ActionOutputs {
   return { screenshots: [], scrapes: [], javascriptReturns: [], pdfs: [] };
 }
 
-export async function runActions(actions: readonly BrowserAction[], ctx: ActionContext, out: ActionOutputs): Promise<void> {
+export async function runActions(
+  actions: readonly BrowserAction[],
+  ctx: ActionContext,
+  out: ActionOutputs,
+): Promise<void> {
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i];
     if (Date.now() >= ctx.deadline) throw ctx.onTimeout();
@@ -91,7 +95,9 @@ async function runAction(action: BrowserAction, ctx: ActionContext, out: ActionO
         const ms = selectorTimeout();
         await element.click({ timeout: ms }).catch((err: Error) => {
           if (!isTimeout(err)) throw err;
-          throw new Error(`the element matching "${action.selector}" could not be clicked within ${ms} ms (hidden, disabled or covered)`);
+          throw new Error(
+            `the element matching "${action.selector}" could not be clicked within ${ms} ms (hidden, disabled or covered)`,
+          );
         });
       }
       await settle(page, ctx.tracker, ctx.settle, ctx.deadline);
@@ -109,7 +115,10 @@ async function runAction(action: BrowserAction, ctx: ActionContext, out: ActionO
       if (action.selector !== undefined) {
         const element = page.locator(action.selector).first();
         await appear(page, action.selector, selectorTimeout());
-        await element.evaluate((el, s) => el.scrollBy({ top: s * Math.max(el.clientHeight, 100), behavior: 'instant' }), sign);
+        await element.evaluate(
+          (el, s) => el.scrollBy({ top: s * Math.max(el.clientHeight, 100), behavior: 'instant' }),
+          sign,
+        );
       } else {
         // One viewport, as Page Down would (the page's own scroll listeners fire).
         await page.evaluate(`window.scrollBy({ top: ${sign} * window.innerHeight, behavior: 'instant' })`);
@@ -125,7 +134,14 @@ async function runAction(action: BrowserAction, ctx: ActionContext, out: ActionO
       await settle(page, ctx.tracker, ctx.settle, ctx.deadline);
       return;
     case 'pdf':
-      out.pdfs.push(await page.pdf({ format: action.format ?? 'Letter', landscape: action.landscape ?? false, scale: action.scale ?? 1, printBackground: true }));
+      out.pdfs.push(
+        await page.pdf({
+          format: action.format ?? 'Letter',
+          landscape: action.landscape ?? false,
+          scale: action.scale ?? 1,
+          printBackground: true,
+        }),
+      );
       return;
     case 'screenshot':
       out.screenshots.push(await takeScreenshot(page, action, ctx.deadline));
@@ -174,7 +190,8 @@ function jsonSafe(value: unknown): unknown {
 /** A screenshot of the page; with a viewport, the page is resized for the shot and restored after. */
 export async function takeScreenshot(page: Page, opts: ScreenshotOptions, deadline: number): Promise<Screenshot> {
   const previous = page.viewportSize();
-  const resize = opts.viewport && (opts.viewport.width !== previous?.width || opts.viewport.height !== previous?.height);
+  const resize =
+    opts.viewport && (opts.viewport.width !== previous?.width || opts.viewport.height !== previous?.height);
   if (resize) await page.setViewportSize(opts.viewport!);
   try {
     const jpeg = opts.quality !== undefined;

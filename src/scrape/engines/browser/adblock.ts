@@ -29,7 +29,9 @@ export class AdBlocker {
   }
 
   static fromText(text: string): AdBlocker {
-    return new AdBlocker(FiltersEngine.parse(text, { loadNetworkFilters: true, loadCosmeticFilters: true, enableHtmlFiltering: false }));
+    return new AdBlocker(
+      FiltersEngine.parse(text, { loadNetworkFilters: true, loadCosmeticFilters: true, enableHtmlFiltering: false }),
+    );
   }
 
   /** True when a request of `type` for `url`, made by a document at `sourceUrl`, matches a blocking rule. */
@@ -76,7 +78,14 @@ export class AdBlocker {
     if (this.#generic === undefined) {
       this.#generic = this.#engine
         .getFilters()
-        .cosmeticFilters.filter((f) => !f.hasHostnameConstraint() && !f.isUnhide() && !f.isScriptInject() && !f.isExtended() && !f.isHtmlFiltering())
+        .cosmeticFilters.filter(
+          (f) =>
+            !f.hasHostnameConstraint() &&
+            !f.isUnhide() &&
+            !f.isScriptInject() &&
+            !f.isExtended() &&
+            !f.isHtmlFiltering(),
+        )
         .map((f) => `${f.getSelector()} { display: none !important; }\n`)
         .join('');
     }

@@ -171,7 +171,8 @@ export class BrowserPool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const w of this.#waiters.splice(0)) w.reject(new BrowserUnavailableError('The browser engine is shutting down'));
+    for (const w of this.#waiters.splice(0))
+      w.reject(new BrowserUnavailableError('The browser engine is shutting down'));
     const launching = this.#launching;
     if (launching) await launching.catch(() => {});
     await Promise.all([...this.#all].map((h) => this.#dispose(h)));

@@ -15,7 +15,13 @@
 // a failed CONNECT, and is recorded in `failures`, so the engine can tell why a navigation failed.
 import { promises as dnsPromises } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { type IncomingMessage, Agent as HttpAgent, type ServerResponse, createServer, request as httpRequest } from 'node:http';
+import {
+  type IncomingMessage,
+  Agent as HttpAgent,
+  type ServerResponse,
+  createServer,
+  request as httpRequest,
+} from 'node:http';
 import { type AddressInfo, type Socket, connect, isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -117,7 +123,9 @@ export class GuardProxy {
     const parsed = assertUrlAllowed(url, this.#opts);
     const host = bareHost(parsed.hostname);
     if (!isIP(host)) {
-      await new Promise<void>((resolve, reject) => this.#lookup(host, { all: true }, (err) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        this.#lookup(host, { all: true }, (err) => (err ? reject(err) : resolve())),
+      );
     }
     return parsed;
   }
@@ -153,7 +161,8 @@ export class GuardProxy {
     let url: URL;
     try {
       url = assertUrlAllowed(req.url ?? '', this.#opts);
-      if (url.protocol !== 'http:') throw new InvalidTargetUrlError(url.href, 'only http:// is proxied in absolute form');
+      if (url.protocol !== 'http:')
+        throw new InvalidTargetUrlError(url.href, 'only http:// is proxied in absolute form');
     } catch (err) {
       const host = safeHostname(req.url);
       this.#refuse(res, this.#record(kindOf(err), req.url ?? '', host, (err as Error).message));
@@ -184,7 +193,8 @@ export class GuardProxy {
     upstream.once('response', (up) => {
       const out: string[] = [];
       const rawUp = up.rawHeaders;
-      for (let i = 0; i < rawUp.length; i += 2) if (!HOP_BY_HOP.has(rawUp[i].toLowerCase())) out.push(rawUp[i], rawUp[i + 1]);
+      for (let i = 0; i < rawUp.length; i += 2)
+        if (!HOP_BY_HOP.has(rawUp[i].toLowerCase())) out.push(rawUp[i], rawUp[i + 1]);
       res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
       up.pipe(res);
       up.once('error', () => res.destroy());
@@ -202,7 +212,11 @@ export class GuardProxy {
   #refuse(res: ServerResponse, failure: GuardFailure): void {
     const status = failure.kind === 'blocked' ? 403 : failure.kind === 'invalid' ? 400 : 502;
     const body = `<!DOCTYPE html><title>Refused</title><p>${escapeHtml(failure.message)}</p>`;
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(body), [GUARD_HEADER]: failure.kind });
+    res.writeHead(status, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      [GUARD_HEADER]: failure.kind,
+    });
     res.end(body);
   }
 
@@ -225,7 +239,12 @@ export class GuardProxy {
     } catch (err) {
       return fail(kindOf(err), hostname, (err as Error).message);
     }
-    const upstream = connect({ host: hostname, port: Number(m[2]), lookup: this.#lookup, timeout: this.#opts.connectTimeoutMs ?? 10_000 });
+    const upstream = connect({
+      host: hostname,
+      port: Number(m[2]),
+      lookup: this.#lookup,
+      timeout: this.#opts.connectTimeoutMs ?? 10_000,
+    });
     this.#tunnels.add(upstream);
     let connected = false;
     upstream.once('connect', () => {
@@ -236,7 +255,9 @@ export class GuardProxy {
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    upstream.once('timeout', () => upstream.destroy(Object.assign(new Error(`connect to ${authority} timed out`), { code: 'ETIMEDOUT' })));
+    upstream.once('timeout', () =>
+      upstream.destroy(Object.assign(new Error(`connect to ${authority} timed out`), { code: 'ETIMEDOUT' })),
+    );
     upstream.on('error', (err) => {
       if (connected) client.destroy();
       else fail(kindOf(err), hostname, err.message);

@@ -72,7 +72,7 @@ const DOM_QUIET = `([quiet, max]) => new Promise((resolve) => {
 async function domQuiet(page: Page, quietMs: number, maxMs: number): Promise<boolean> {
   if (maxMs <= 0) return false;
   try {
-    return await page.evaluate(`(${DOM_QUIET})(${JSON.stringify([quietMs, Math.ceil(maxMs)])})`) as boolean;
+    return (await page.evaluate(`(${DOM_QUIET})(${JSON.stringify([quietMs, Math.ceil(maxMs)])})`)) as boolean;
   } catch (err) {
     if (page.isClosed()) throw err;
     // The document was replaced (navigation) while waiting: not settled yet.
@@ -82,11 +82,19 @@ async function domQuiet(page: Page, quietMs: number, maxMs: number): Promise<boo
 }
 
 /** Waits for the page to settle (see the file comment); returns the time spent (ms). */
-export async function settle(page: Page, tracker: NetworkTracker, opts: SettleOptions, deadline: number): Promise<number> {
+export async function settle(
+  page: Page,
+  tracker: NetworkTracker,
+  opts: SettleOptions,
+  deadline: number,
+): Promise<number> {
   const started = Date.now();
   const until = Math.min(deadline, started + opts.maxMs);
   while (Date.now() < until) {
-    const [netQuiet, dom] = await Promise.all([tracker.waitQuiet(opts.quietMs, until), domQuiet(page, opts.quietMs, until - Date.now())]);
+    const [netQuiet, dom] = await Promise.all([
+      tracker.waitQuiet(opts.quietMs, until),
+      domQuiet(page, opts.quietMs, until - Date.now()),
+    ]);
     if (page.isClosed()) break;
     if (netQuiet && dom && tracker.inFlight === 0 && Date.now() - tracker.lastActivity >= opts.quietMs) break;
   }
