@@ -125,6 +125,11 @@ const envSchema = z.object({
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600000).default(60000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(1_000_000).optional(),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  SMTP_FROM: z
+    .string()
+    .regex(/^[^@\s<>]+@[^@\s<>]+$|^[^<>]*<[^@\s<>]+@[^@\s<>]+>$/, 'an address, e.g. gleaner@example.com or "Gleaner <gleaner@example.com>"')
+    .optional(),
 });
 
 /** Model used when an endpoint or key is set without MODEL_NAME. */
@@ -193,7 +198,14 @@ export interface Config {
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   llm: LlmConfig;
+  /** smtp(s)://[user:pass@]host:port for monitor emails (src/monitor/email.ts); unset: emails are not sent. */
+  smtpUrl: string | undefined;
+  /** Sender of monitor emails. */
+  smtpFrom: string;
 }
+
+/** Sender used when SMTP_FROM is unset. */
+export const DEFAULT_SMTP_FROM = 'Gleaner <gleaner@localhost>';
 
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
@@ -232,6 +244,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       `Invalid configuration:\n  MODEL_NAME=${JSON.stringify(e.MODEL_NAME)}: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) or OPENAI_API_KEY too`,
       ['MODEL_NAME'],
+    );
+  }
+  if (e.SMTP_FROM !== undefined && e.SMTP_URL === undefined) {
+    // A sender without a server would look configured while no email is ever sent.
+    throw new ConfigError(
+      `Invalid configuration:\n  SMTP_FROM=${JSON.stringify(e.SMTP_FROM)}: set SMTP_URL (e.g. smtp://user:pass@mail.example.com:587) too`,
+      ['SMTP_FROM'],
     );
   }
   return {
@@ -285,6 +304,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxRetries: e.LLM_MAX_RETRIES,
       maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
     },
+    smtpUrl: e.SMTP_URL,
+    smtpFrom: e.SMTP_FROM ?? DEFAULT_SMTP_FROM,
   };
 }
 
