@@ -128,7 +128,10 @@ const envSchema = z.object({
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   SMTP_FROM: z
     .string()
-    .regex(/^[^@\s<>]+@[^@\s<>]+$|^[^<>]*<[^@\s<>]+@[^@\s<>]+>$/, 'an address, e.g. gleaner@example.com or "Gleaner <gleaner@example.com>"')
+    .regex(
+      /^[^@\s<>]+@[^@\s<>]+$|^[^<>]*<[^@\s<>]+@[^@\s<>]+>$/,
+      'an address, e.g. gleaner@example.com or "Gleaner <gleaner@example.com>"',
+    )
     .optional(),
 });
 

@@ -37,8 +37,22 @@ const NONCE_PARAM = new RegExp(
 /** Version parameters are cache-busters when their value is a hash or a timestamp, not a word. */
 const VERSION_PARAM = /^(?:v|ver|version|rev|hash|build)$/i;
 const TOKENISH = /^(?:[0-9a-f]{8,}|\d{9,}|[A-Za-z0-9_-]{20,}={0,2})$/;
-/** Long hex or base64-ish runs inside a URL (content hashes in file names, session ids in paths). */
-const URL_TOKEN = /(?<![A-Za-z0-9])(?:[0-9a-f]{16,}|[0-9A-F]{16,}|(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[a-z])(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{24,})(?![A-Za-z0-9])/g;
+/** Runs of URL-safe characters long enough to hold a token (matched whole: linear time on any input). */
+const LONG_RUN = /[A-Za-z0-9_-]{16,}/g;
+const HEX_PART = /(?<![A-Za-z0-9])(?:[0-9a-f]{16,}|[0-9A-F]{16,})(?![A-Za-z0-9])/g;
+const UUID = /(?<![A-Za-z0-9])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![A-Za-z0-9])/gi;
+
+/**
+ * The text with tokens replaced by `mark`: base64-ish runs (20+ characters mixing digits, lower and upper case),
+ * hex runs of 16+ with a digit (hashes, session ids) and UUIDs. Words and plain numbers stay.
+ */
+export function maskTokens(text: string, mark: string): string {
+  return text.replace(LONG_RUN, (run) => {
+    if (run.length >= 20 && /\d/.test(run) && /[a-z]/.test(run) && /[A-Z]/.test(run)) return mark;
+    return run.replace(UUID, mark).replace(HEX_PART, (hex) => (/\d/.test(hex) ? mark : hex));
+  });
+}
+
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>()"'`[\]]+|(?<=\]\()\/[^\s)]*/g;
 /** "csrf_token: abc…", "nonce=…" written in the page text itself. */
 const SECRET_IN_TEXT =
@@ -70,7 +84,7 @@ function cleanUrl(url: string): string {
   const query = kept.length ? `?${kept.join('&')}` : '';
   // Text fragments (#:~:text=) are added by search engines and share links.
   const frag = fragment.startsWith('#:~:') ? '' : fragment;
-  return `${path.replace(URL_TOKEN, '~')}${query}${frag}`;
+  return `${maskTokens(path, '~')}${query}${frag}`;
 }
 
 /** The markdown with what is not content removed, so that equal content gives equal text. */
@@ -132,7 +146,10 @@ export function markdownDiff(previous: string, current: string, url: string): Ma
       context: CONTEXT,
       maxEditLength: MAX_EDIT_LENGTH,
     }) ?? replacedWhole(`a/${url}`, `b/${url}`, a, b);
-  const text = formatPatch({ ...patch, oldHeader: undefined, newHeader: undefined, isGit: true });
+  const text = formatPatch({ ...patch, oldHeader: undefined, newHeader: undefined, isGit: true }).replace(
+    /^@@ -(\d+),(\d+) \+(\d+),(\d+) @@/gm,
+    (_m, a: string, b: string, c: string, d: string) => `@@ -${range(+a, +b)} +${range(+c, +d)} @@`,
+  );
   return { text, json: { files: parsePatch(text).map((p) => parsedFile(p, url)) } };
 }
 

@@ -7,7 +7,7 @@ import { parsePatch } from 'diff';
 import type { JsonSchema } from '../llm/json.ts';
 import { truncateToBudget } from '../llm/prompts.ts';
 import type { LlmProvider, LlmUsage, UsageOwner } from '../llm/provider.ts';
-import { markdownDiff, normalizeForCompare } from './compare.ts';
+import { markdownDiff, maskTokens, normalizeForCompare } from './compare.ts';
 import { LlmError } from '../errors.ts';
 
 export interface JudgeInput {
@@ -50,6 +50,8 @@ export interface JudgeResult {
 /** Changes listed at most, and characters kept of each side. */
 const MAX_CHANGES = 20;
 const MAX_SIDE_CHARS = 500;
+/** Characters of a changed line the deterministic judge reads. */
+const MAX_LINE_CHARS = 2_000;
 /** Prompt budgets (estimated tokens): the diff first, a little of the current page for context. */
 const DIFF_TOKENS = 12_000;
 const PAGE_TOKENS = 3_000;
@@ -81,7 +83,12 @@ type LlmJudgment = {
   meaningful: boolean;
   reason: string;
   confidence: Confidence;
-  meaningfulChanges: { type: MeaningfulChange['type']; before?: string | null; after?: string | null; reason: string }[];
+  meaningfulChanges: {
+    type: MeaningfulChange['type'];
+    before?: string | null;
+    after?: string | null;
+    reason: string;
+  }[];
 };
 
 const SYSTEM =
@@ -160,28 +167,31 @@ interface LineChange {
   after: string;
 }
 
-const MONTHS = 'jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?';
-const WEEKDAYS = 'mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?';
+const MONTHS =
+  'jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?';
+const WEEKDAYS =
+  'mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?';
 const DATE_PATTERNS: RegExp[] = [
   /\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b/gi,
   /\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b/g,
   new RegExp(`\\b(?:(?:${WEEKDAYS}),?\\s+)?(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b`, 'gi'),
-  new RegExp(`\\b(?:(?:${WEEKDAYS}),?\\s+)?\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?(?:${MONTHS})\\.?(?:,?\\s+\\d{4})?\\b`, 'gi'),
+  new RegExp(
+    `\\b(?:(?:${WEEKDAYS}),?\\s+)?\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?(?:${MONTHS})\\.?(?:,?\\s+\\d{4})?\\b`,
+    'gi',
+  ),
   /\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?(?:\s*(?:utc|gmt|[a-z]{2,4}t))?\b/gi,
   /\b\d{1,2}\s*[ap]\.?m\.?\b/gi,
   new RegExp(`\\b(?:${WEEKDAYS})\\b`, 'gi'),
   /\b(?:today|tonight|yesterday|tomorrow)\b/gi,
 ];
 const RELATIVE =
-  /\b(?:(?:about|over|almost|less than|updated|posted|edited)\s+)?(?:\d+|an?|one|few|several)\s*(?:s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|wks?|weeks?|mo|months?|y|yrs?|years?)\s+ago\b|\bin\s+\d+\s*(?:seconds?|minutes?|hours?|days?)\b|\bjust now\b|\bmoments? ago\b/gi;
+  /\b(?:(?:about|over|almost|less than)\s+)?(?:\d+|an?|one|few|several)\s*(?:s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|wks?|weeks?|mo|months?|y|yrs?|years?)\s+ago\b|\bin\s+\d+\s*(?:seconds?|minutes?|hours?|days?)\b|\bjust now\b|\bmoments? ago\b/gi;
 const COUNTER_WORDS =
   'views?|viewers?|likes?|comments?|replies|reply|shares?|followers?|following|subscribers?|reads?|visits?|visitors?|plays?|downloads?|stars?|forks?|votes?|upvotes?|points?|reactions?|retweets?|reposts?|watching|online|clicks?|impressions?|people|readers?|listeners?';
 const COUNTER = new RegExp(
   `\\b\\d[\\d,.]*\\s*[kmb]?\\+?\\s*(?:${COUNTER_WORDS})\\b|\\b(?:${COUNTER_WORDS})\\s*[:(]?\\s*\\d[\\d,.]*\\s*[kmb]?\\b`,
   'gi',
 );
-const TOKEN =
-  /\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[a-z])(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,})\b/gi;
 const AD =
   /\b(?:advertisement|advertising|sponsored|promoted|ad choices|adchoices)\b|^\s*ads?\s*[:|-]|doubleclick\.net|googlesyndication|googleadservices|adservice\.|\/ads?\//i;
 const PRICE =
@@ -193,7 +203,8 @@ const AVAILABILITY_ALL = new RegExp(AVAILABILITY.source, 'gi');
 /** The line with every non-content token replaced, and the kinds of noise found. */
 function masked(line: string): { text: string; noise: Set<Noise> } {
   const noise = new Set<Noise>();
-  let text = normalizeForCompare(line);
+  // Long lines are cut: the patterns below stay fast on minified or generated text.
+  let text = normalizeForCompare(line.slice(0, MAX_LINE_CHARS));
   const sub = (re: RegExp, kind: Noise, mark: string) => {
     text = text.replace(re, () => {
       noise.add(kind);
@@ -203,7 +214,9 @@ function masked(line: string): { text: string; noise: Set<Noise> } {
   sub(RELATIVE, 'relative time', '⟨ago⟩');
   for (const re of DATE_PATTERNS) sub(re, 'date or time', '⟨date⟩');
   sub(COUNTER, 'counter', '⟨count⟩');
-  sub(TOKEN, 'session id or token', '⟨token⟩');
+  const tokens = maskTokens(text, '⟨token⟩');
+  if (tokens !== text) noise.add('session id or token');
+  text = tokens;
   return { text: text.replace(/\s+/g, ' ').trim(), noise };
 }
 
@@ -229,23 +242,28 @@ const KIND_REASON: Record<Kind, string> = {
   number: 'a number changed',
 };
 
-/** Goal words worth matching: lower-case, 3+ letters, no stop words, a plural's -s dropped. */
-function goalTerms(goal: string | undefined): string[] {
+/**
+ * Goal words worth matching, as stems matched at the start of a word ("shipping" → ship, "prices" → pric): 3+
+ * letters and no stop words, or an upper-case acronym of two ("EU", "AI") matched whole.
+ */
+function goalTerms(goal: string | undefined): { term: string; re: RegExp }[] {
   if (!goal) return [];
   const stop = new Set(
-    'the and for with when any about from into that this these those there their what which who whom whose will would should could page pages site website monitor monitoring track tracking watch watching notify alert tell let know changes change changed new updates update updated me my our your are was were been has have had not but all get also only just some more most than then them they its it’s'.split(
+    'the and for with when any about from into that this these those there their what which who whom whose will would should could page pages site website monitor monitoring track tracking watch watching notify alert tell let know changes change changed new updates update updated me my our your are was were been has have had not but all get also only just some more most than then them they its'.split(
       ' ',
     ),
   );
-  return [
-    ...new Set(
-      goal
-        .toLowerCase()
-        .split(/[^\p{L}\p{N}$€£]+/u)
-        .filter((w) => w.length >= 3 && !stop.has(w))
-        .map((w) => (w.length > 4 && w.endsWith('s') ? w.slice(0, -1) : w)),
-    ),
-  ];
+  const terms = new Map<string, { term: string; re: RegExp }>();
+  for (const raw of goal.split(/[^\p{L}\p{N}]+/u)) {
+    const word = raw.toLowerCase();
+    if (/^\p{Lu}{2}$/u.test(raw)) terms.set(word, { term: word, re: new RegExp(`\\b${word}\\b`, 'i') });
+    if (word.length < 3 || stop.has(word)) continue;
+    let stem = word.replace(/(?:es|s)$/, '').replace(/(?:ing|ed)$/, '');
+    if (stem.length < 3) stem = word;
+    if (/([b-df-hj-np-tv-z])\1$/.test(stem)) stem = stem.slice(0, -1);
+    terms.set(stem, { term: stem, re: new RegExp(`(?<![\\p{L}\\p{N}])${stem}`, 'iu') });
+  }
+  return [...terms.values()];
 }
 
 /** Kinds a goal asks about even without naming the changed words (e.g. "price drops" → price changes). */
@@ -253,7 +271,8 @@ function goalKinds(goal: string | undefined): Set<Kind> {
   const kinds = new Set<Kind>();
   if (!goal) return kinds;
   if (/\b(?:price|prices|pricing|cost|costs|cheap|cheaper|discount|sale|deal|\$|€|£)/i.test(goal)) kinds.add('price');
-  if (/\b(?:stock|available|availability|restock|sold out|back in|in store|inventory)/i.test(goal)) kinds.add('availability');
+  if (/\b(?:stock|available|availability|restock|sold out|back in|in store|inventory)/i.test(goal))
+    kinds.add('availability');
   return kinds;
 }
 
@@ -318,7 +337,7 @@ export function judgeDeterministically(input: JudgeInput): Judgment {
       continue;
     }
     const words = `${c.before} ${c.after}`.toLowerCase();
-    const relevant = kindsWanted.has(kind) || terms.some((t) => words.includes(t));
+    const relevant = kindsWanted.has(kind) || terms.some((t) => t.re.test(words));
     kept.push({
       kind,
       relevant,
@@ -353,7 +372,12 @@ export function judgeDeterministically(input: JudgeInput): Judgment {
     reason += '; relevant to the goal';
   } else if (hasGoal) {
     confidence = 'low';
-    reason += `; none mentions the goal's terms (${terms.slice(0, 8).join(', ') || 'none'})`;
+    reason += `; none mentions the goal's terms (${
+      terms
+        .map((t) => t.term)
+        .slice(0, 8)
+        .join(', ') || 'none'
+    })`;
   } else {
     confidence = strong ? 'high' : listed.every((k) => k.kind === 'number') ? 'low' : 'medium';
   }

@@ -206,7 +206,10 @@ function textForms(text: string): string | undefined {
     if (n < 1) return undefined;
     if (n < 60) {
       if (60 % n !== 0) {
-        throw invalid('text', `every ${n} minutes cannot be a cron schedule: use a number that divides 60 (5, 10, 15, 20, 30) or whole hours`);
+        throw invalid(
+          'text',
+          `every ${n} minutes cannot be a cron schedule: use a number that divides 60 (5, 10, 15, 20, 30) or whole hours`,
+        );
       }
       return `*/${n} * * * *`;
     }

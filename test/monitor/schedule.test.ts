@@ -119,8 +119,14 @@ test('timezones: IANA names, canonical spelling, default UTC; others name schedu
 test('nextRunAt: strictly after the moment, in the timezone', () => {
   const after = new Date('2026-06-01T12:00:00Z');
   assert.equal(nextRunAt('*/15 * * * *', 'UTC', after).toISOString(), '2026-06-01T12:15:00.000Z');
-  assert.equal(nextRunAt('*/15 * * * *', 'UTC', new Date('2026-06-01T12:07:30Z')).toISOString(), '2026-06-01T12:15:00.000Z');
-  assert.equal(nextRunAt('*/15 * * * *', 'UTC', new Date('2026-06-01T12:15:00Z')).toISOString(), '2026-06-01T12:30:00.000Z');
+  assert.equal(
+    nextRunAt('*/15 * * * *', 'UTC', new Date('2026-06-01T12:07:30Z')).toISOString(),
+    '2026-06-01T12:15:00.000Z',
+  );
+  assert.equal(
+    nextRunAt('*/15 * * * *', 'UTC', new Date('2026-06-01T12:15:00Z')).toISOString(),
+    '2026-06-01T12:30:00.000Z',
+  );
   // 9:00 in New York in June is 13:00 UTC (EDT; 12:00 UTC is 8:00 there); in Tokyo 00:00 UTC.
   assert.equal(nextRunAt('0 9 * * *', 'America/New_York', after).toISOString(), '2026-06-01T13:00:00.000Z');
   assert.equal(nextRunAt('0 9 * * *', 'Asia/Tokyo', after).toISOString(), '2026-06-02T00:00:00.000Z');
@@ -163,5 +169,8 @@ test('nextRunAt across DST in America/New_York', () => {
 test('a normalised schedule feeds nextRunAt directly', () => {
   const s = normalizeSchedule({ text: 'weekdays at 18:30', timezone: 'Europe/Berlin' });
   // Saturday 2026-06-06 → Monday 18:30 CEST = 16:30 UTC.
-  assert.equal(nextRunAt(s.cron, s.timezone, new Date('2026-06-06T10:00:00Z')).toISOString(), '2026-06-08T16:30:00.000Z');
+  assert.equal(
+    nextRunAt(s.cron, s.timezone, new Date('2026-06-06T10:00:00Z')).toISOString(),
+    '2026-06-08T16:30:00.000Z',
+  );
 });
