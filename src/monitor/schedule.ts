@@ -25,7 +25,11 @@ const RUNS_CHECKED = 50;
 // A fixed start keeps validation the same whatever day it runs (runs from now are checked too).
 const REFERENCE_START = new Date('2025-01-01T00:00:00Z');
 
-/** The text forms normalizeSchedule understands (case-insensitive; docs and error messages list them). */
+/**
+ * The text forms normalizeSchedule understands (case-insensitive; error messages list them). Without "at TIME" a
+ * form runs at midnight; "weekly" alone is Sunday, "monthly" alone the 1st. DAY: monday…sunday, mon…sun, plurals
+ * ("mondays"). N minutes must divide 60 (or be whole hours), N hours divide 24: other intervals are not cron.
+ */
 export const SCHEDULE_TEXT_FORMS = [
   'every minute',
   'every N minutes',

@@ -48,6 +48,12 @@ describe('deterministic judge: not meaningful', () => {
       /advertisement/,
     ],
     ['a sponsored line', 'Sponsored · Best running shoes 2025', 'Sponsored · Cheap flights to Rome', /advertisement/],
+    [
+      'an ad-server banner',
+      '[![](https://ad.doubleclick.net/b1.png)](https://ad.doubleclick.net/click?c=1)',
+      '[![](https://ad.doubleclick.net/b2.png)](https://ad.doubleclick.net/click?c=2)',
+      /advertisement/,
+    ],
     ['whitespace', 'Some   text', 'Some text', /No content changed|formatting/],
     [
       'a tracking parameter',
