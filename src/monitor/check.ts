@@ -316,15 +316,24 @@ export class MonitorChecks {
     for (const f of fetched) {
       if (seen.has(f.url)) continue;
       seen.add(f.url);
-      const prev = before.get(f.url);
+      const known = before.get(f.url);
+      // A page removed before counts as new when it comes back.
+      const prev = known?.removed ? { ...known, hash: null } : known;
       const content = f.error ? undefined : comparable(mode, f);
       const hash = content === undefined ? undefined : contentHash(content);
       const status = classify(prev?.hash ?? undefined, hash, f.error ?? undefined);
       const pageId = prev?.id ?? randomUUID();
       if (hash !== undefined && content !== undefined && status !== 'same') contents.set(hash, content);
       // An error leaves the page's last content as it was (the next good fetch compares with it).
-      if (hash !== undefined || !prev)
-        pageUpdates.push({ id: pageId, targetId: target.id, url: f.url, hash: hash ?? null, scrapeId: f.scrapeId });
+      if (hash !== undefined || !prev || known?.removed)
+        pageUpdates.push({
+          id: pageId,
+          targetId: target.id,
+          url: f.url,
+          hash: hash ?? prev?.hash ?? null,
+          scrapeId: f.scrapeId,
+          removed: false,
+        });
       out.push({
         row: {
           id: randomUUID(),
@@ -347,8 +356,8 @@ export class MonitorChecks {
     }
     // Pages the target yielded before and not now (and not already removed).
     for (const [url, prev] of before) {
-      if (seen.has(url) || prev.hash === null) continue;
-      pageUpdates.push({ ...prev, hash: null });
+      if (seen.has(url) || prev.removed) continue;
+      pageUpdates.push({ ...prev, hash: null, removed: true });
       out.push({
         row: {
           id: randomUUID(),

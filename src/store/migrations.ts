@@ -435,7 +435,7 @@ export const migrations: Migration[] = [
       -- Exactly one check per tick of a monitor, whichever process runs the tick.
       CREATE UNIQUE INDEX monitor_checks_tick ON monitor_checks (monitor_id, scheduled_for) WHERE trigger = 'scheduled';
       CREATE INDEX monitor_checks_monitor ON monitor_checks (monitor_id, created_at);
-      -- One row per page a target ever yielded: its current content hash (NULL once removed).
+      -- One row per page a target ever yielded: its current content hash (NULL when removed or never read).
       CREATE TABLE monitor_pages (
         id uuid PRIMARY KEY,
         monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
@@ -443,6 +443,8 @@ export const migrations: Migration[] = [
         url text NOT NULL,
         hash text,
         scrape_id uuid,
+        -- set when the target stopped yielding the page (a check recorded it as removed)
+        removed_at timestamptz,
         first_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         last_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         UNIQUE (monitor_id, target_id, url)

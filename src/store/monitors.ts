@@ -352,11 +352,13 @@ export interface MonitorPageRow {
   url: string;
   hash: string | null;
   scrapeId: string | null;
+  removed: boolean;
 }
 
 export async function monitorPages(db: Queryable, monitorId: string): Promise<MonitorPageRow[]> {
   const { rows } = await db.query<MonitorPageRow>(
-    `SELECT id, target_id AS "targetId", url, hash, scrape_id AS "scrapeId" FROM monitor_pages WHERE monitor_id = $1`,
+    `SELECT id, target_id AS "targetId", url, hash, scrape_id AS "scrapeId", removed_at IS NOT NULL AS removed
+     FROM monitor_pages WHERE monitor_id = $1`,
     [monitorId],
   );
   return rows;
@@ -366,15 +368,23 @@ export async function monitorPages(db: Queryable, monitorId: string): Promise<Mo
 export async function upsertMonitorPages(db: Queryable, monitorId: string, pages: MonitorPageRow[]): Promise<void> {
   if (pages.length === 0) return;
   await db.query(
-    `INSERT INTO monitor_pages (id, monitor_id, target_id, url, hash, scrape_id)
-     SELECT x.id, $1, x.target_id, x.url, x.hash, x.scrape_id
-     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, target_id text, url text, hash text, scrape_id uuid)
+    `INSERT INTO monitor_pages (id, monitor_id, target_id, url, hash, scrape_id, removed_at)
+     SELECT x.id, $1, x.target_id, x.url, x.hash, x.scrape_id, CASE WHEN x.removed THEN clock_timestamp() END
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, target_id text, url text, hash text, scrape_id uuid, removed boolean)
      ON CONFLICT (monitor_id, target_id, url) DO UPDATE SET hash = EXCLUDED.hash,
-       scrape_id = COALESCE(EXCLUDED.scrape_id, monitor_pages.scrape_id), last_seen_at = clock_timestamp()`,
+       scrape_id = COALESCE(EXCLUDED.scrape_id, monitor_pages.scrape_id), removed_at = EXCLUDED.removed_at,
+       last_seen_at = CASE WHEN EXCLUDED.removed_at IS NULL THEN clock_timestamp() ELSE monitor_pages.last_seen_at END`,
     [
       monitorId,
       JSON.stringify(
-        pages.map((p) => ({ id: p.id, target_id: p.targetId, url: p.url, hash: p.hash, scrape_id: p.scrapeId })),
+        pages.map((p) => ({
+          id: p.id,
+          target_id: p.targetId,
+          url: p.url,
+          hash: p.hash,
+          scrape_id: p.scrapeId,
+          removed: p.removed,
+        })),
       ),
     ],
   );

@@ -164,5 +164,164 @@ for (const store of storeKinds) {
       assert.equal(missingCheck.json.code, 'MONITOR_CHECK_NOT_FOUND');
       await api.deleteMonitor(m.id);
     });
+
+    test('checks: new, then same and changed (with a git-style diff), removed when the target drops a URL, error for a 500', async () => {
+      site.mutable.set('/mutable/a', { html: page('Page A', 'The price is 10 euros.') });
+      site.mutable.set('/mutable/b', { html: page('Page B', 'Nothing moves here.') });
+      const [a, b, broken] = [`${main}/mutable/a`, `${main}/mutable/b`, `${main}/status/500`];
+      const m = await api.startMonitor(
+        body({ goal: 'prices', targets: [{ id: 't1', type: 'scrape', urls: [a, b, broken] }] }),
+      );
+      const first = await api.runCheck(m.id);
+      assert.equal(first.status, 'partial');
+      assert.equal(first.trigger, 'manual');
+      assert.deepEqual(first.summary, { totalPages: 3, same: 0, changed: 0, new: 2, removed: 0, error: 1 });
+      const byUrl = (check: any) => new Map<string, any>(check.pages.map((p: any) => [p.url, p]));
+      let pages = byUrl(first);
+      assert.equal(pages.get(a).status, 'new');
+      assert.equal(pages.get(broken).status, 'error');
+      assert.equal(pages.get(broken).statusCode, 500);
+      assert.match(pages.get(broken).error, /500/);
+      assert.equal(first.billingStatus, 'confirmed');
+      assert.equal(first.actualCredits, 3);
+      assert.ok(first.startedAt && first.finishedAt);
+      const fetchedA = site.requests.filter((r) => r.path === '/mutable/a').length;
+
+      site.mutable.set('/mutable/a', { html: page('Page A', 'The price is 12 euros.') });
+      const second = await api.runCheck(m.id);
+      assert.equal(
+        site.requests.filter((r) => r.path === '/mutable/a').length,
+        fetchedA + 1,
+        'a check fetches fresh (never from the page cache)',
+      );
+      pages = byUrl(second);
+      assert.deepEqual(second.summary, { totalPages: 3, same: 1, changed: 1, new: 0, removed: 0, error: 1 });
+      const changed = pages.get(a);
+      assert.equal(changed.status, 'changed');
+      assert.match(changed.diff.text, /^\+.*12 euros/m);
+      assert.match(changed.diff.text, /^-.*10 euros/m);
+      assert.match(changed.diff.text, /^@@ /m);
+      assert.ok(changed.diff.json.files[0].chunks[0].changes.some((c: any) => c.type === 'add'));
+      assert.equal(changed.previousScrapeId, pages.get(a).previousScrapeId);
+      assert.ok(
+        changed.currentScrapeId && changed.previousScrapeId && changed.currentScrapeId !== changed.previousScrapeId,
+      );
+      assert.equal(typeof changed.judgment.meaningful, 'boolean');
+      assert.ok(['high', 'medium', 'low'].includes(changed.judgment.confidence));
+      assert.equal(pages.get(b).status, 'same');
+      assert.equal(pages.get(b).diff, null);
+
+      // Whitespace alone is not a change.
+      site.mutable.set('/mutable/b', { html: page('Page B', 'Nothing    moves here.  ') });
+      const updated = await api.updateMonitor(m.id, { targets: [{ id: 't1', type: 'scrape', urls: [a, b] }] });
+      assert.equal(updated.status, 200, updated.text);
+      const third = await api.runCheck(m.id);
+      assert.equal(third.status, 'completed');
+      assert.deepEqual(third.summary, { totalPages: 3, same: 2, changed: 0, new: 0, removed: 1, error: 0 });
+      assert.equal(byUrl(third).get(broken).status, 'removed');
+
+      const got = await api.getMonitor(m.id);
+      assert.deepEqual(got.json.data.lastCheckSummary, third.summary);
+      assert.equal(got.json.data.currentCheckId, null);
+      const checks = await api.monitorChecks(m.id);
+      assert.equal(checks.status, 200);
+      assert.deepEqual(
+        checks.json.data.map((c: any) => c.id),
+        [third.id, second.id, first.id],
+      );
+      assert.equal(checks.json.data[0].pages, undefined, 'the list has no pages');
+      const partial = await api.monitorChecks(m.id, '?status=partial&limit=1');
+      assert.deepEqual(
+        partial.json.data.map((c: any) => c.id),
+        [second.id],
+      );
+
+      // Checks are in the jobs ledger: activity and credits.
+      const activity = await api.activity('?endpoint=monitor');
+      assert.equal(activity.status, 200, activity.text);
+      const ids = activity.json.data.map((e: any) => e.id);
+      for (const c of [first, second, third]) assert.ok(ids.includes(c.id), `${c.id} in ${ids}`);
+      await api.deleteMonitor(m.id);
+    });
+
+    test('crawl targets: new pages, same, a new page, a page gone', async () => {
+      const index = (links: string[]) => ({ html: page('Site', `An index of ${links.length} pages.`, links) });
+      site.mutable.set('/mutable/site/', index(['/mutable/site/p1']));
+      site.mutable.set('/mutable/site/p1', { html: page('P1', 'First page.') });
+      const m = await api.startMonitor(
+        body({
+          targets: [{ type: 'crawl', url: `${main}/mutable/site/`, crawlOptions: { sitemap: 'skip', limit: 10 } }],
+        }),
+      );
+      const first = await api.runCheck(m.id);
+      assert.equal(first.status, 'completed', JSON.stringify(first));
+      assert.deepEqual(first.summary, { totalPages: 2, same: 0, changed: 0, new: 2, removed: 0, error: 0 });
+      assert.equal(first.targetResults[0].type, 'crawl');
+      assert.ok(first.targetResults[0].crawlId);
+
+      site.mutable.set('/mutable/site/', index(['/mutable/site/p1', '/mutable/site/p2']));
+      site.mutable.set('/mutable/site/p2', { html: page('P2', 'Second page.') });
+      const second = await api.runCheck(m.id);
+      const status = (check: any) =>
+        Object.fromEntries(check.pages.map((p: any) => [new URL(p.url).pathname, p.status]));
+      assert.deepEqual(status(second), {
+        '/mutable/site/': 'changed',
+        '/mutable/site/p1': 'same',
+        '/mutable/site/p2': 'new',
+      });
+
+      site.mutable.set('/mutable/site/', index(['/mutable/site/p2']));
+      site.mutable.delete('/mutable/site/p1');
+      const third = await api.runCheck(m.id);
+      assert.deepEqual(status(third), {
+        '/mutable/site/': 'changed',
+        '/mutable/site/p1': 'removed',
+        '/mutable/site/p2': 'same',
+      });
+      await api.deleteMonitor(m.id);
+    });
+
+    test('JSON monitors: per-field previous/current and snapshot.json', async () => {
+      const product = (price: string) => ({
+        html:
+          `<!DOCTYPE html><html><head><title>Lamp</title><script type="application/ld+json">` +
+          JSON.stringify({
+            '@context': 'https://schema.org',
+            '@type': 'Product',
+            name: 'Lamp',
+            offers: { '@type': 'Offer', price, priceCurrency: 'EUR' },
+          }) +
+          `</script></head><body><main><h1>Lamp</h1><p>Name: Lamp</p><p>Price: ${price} EUR</p></main></body></html>`,
+      });
+      site.mutable.set('/mutable/lamp', product('20'));
+      const schema = { type: 'object', properties: { name: { type: 'string' }, price: { type: 'string' } } };
+      const m = await api.startMonitor(
+        body({
+          targets: [
+            {
+              type: 'scrape',
+              urls: [`${main}/mutable/lamp`],
+              scrapeOptions: { formats: [{ type: 'changeTracking', modes: ['json'], schema }] },
+            },
+          ],
+        }),
+      );
+      const first = await api.runCheck(m.id);
+      assert.equal(first.pages[0].status, 'new');
+      assert.ok(first.pages[0].snapshot.json, JSON.stringify(first.pages[0]));
+      site.mutable.set('/mutable/lamp', product('25'));
+      const second = await api.runCheck(m.id);
+      const p = second.pages[0];
+      assert.equal(p.status, 'changed', JSON.stringify(second));
+      assert.equal(p.diff.text, undefined);
+      const fields = Object.values(p.diff.json) as { previous: unknown; current: unknown }[];
+      assert.ok(fields.length >= 1, JSON.stringify(p.diff));
+      assert.ok(
+        fields.some((f) => String(f.previous).includes('20') && String(f.current).includes('25')),
+        JSON.stringify(p.diff),
+      );
+      assert.deepEqual(p.snapshot.json, second.pages[0].snapshot.json);
+      await api.deleteMonitor(m.id);
+    });
   });
 }
