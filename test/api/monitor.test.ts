@@ -323,5 +323,154 @@ for (const store of storeKinds) {
       assert.deepEqual(p.snapshot.json, second.pages[0].snapshot.json);
       await api.deleteMonitor(m.id);
     });
+
+    /** The checks of a monitor as stored (whatever the API shows). */
+    const storedChecks = async (id: string) =>
+      (
+        await svc.db.query<{ id: string; status: string; trigger: string; scheduledFor: Date }>(
+          `SELECT id, status, trigger, scheduled_for AS "scheduledFor" FROM monitor_checks WHERE monitor_id = $1
+           ORDER BY created_at`,
+          [id],
+        )
+      ).rows;
+
+    test('a scheduled tick runs one check per tick and advances nextRunAt; paused and deleted monitors are not run', async () => {
+      site.mutable.set('/mutable/tick', { html: page('Tick', 'Scheduled.') });
+      const m = await api.startMonitor(body({ targets: [{ type: 'scrape', urls: [`${main}/mutable/tick`] }] }));
+      const due = new Date(Date.parse(m.nextRunAt) + 1000);
+      await tick(due);
+      await tick(due); // the same tick again (another process): no second check
+      let checks = await storedChecks(m.id);
+      assert.equal(checks.length, 1);
+      assert.equal(checks[0].trigger, 'scheduled');
+      assert.equal(new Date(checks[0].scheduledFor).toISOString(), m.nextRunAt);
+      const done = await api.waitForCheck(m.id, checks[0].id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.summary.new, 1);
+      const after = (await api.getMonitor(m.id)).json.data;
+      assert.equal(Date.parse(after.nextRunAt), Date.parse(m.nextRunAt) + 30 * 60_000);
+      assert.ok(after.lastRunAt);
+
+      // Paused: a tick past its next run starts nothing; resumed, the next run counts from now.
+      await api.updateMonitor(m.id, { status: 'paused' });
+      await tick(new Date(Date.parse(after.nextRunAt) + 1000));
+      assert.equal((await storedChecks(m.id)).length, 1);
+      const resumed = (await api.updateMonitor(m.id, { status: 'active' })).json.data;
+      assert.ok(Date.parse(resumed.nextRunAt) > Date.now());
+
+      // Deleted: gone with its checks, and no tick brings it back.
+      await api.deleteMonitor(m.id);
+      await tick(new Date(Date.parse(resumed.nextRunAt) + 1000));
+      checks = await storedChecks(m.id);
+      assert.equal(checks.length, 0);
+    });
+
+    test('skips: a tick while the check runs records skipped_overlap; no credits records skipped_no_credits (run: 402)', async () => {
+      const m = await api.startMonitor(body({ targets: [{ type: 'scrape', urls: [`${main}/slow?ms=2500`] }] }));
+      const run = await api.runMonitor(m.id);
+      assert.equal(run.status, 200, run.text);
+      const again = await api.runMonitor(m.id);
+      assert.equal(again.status, 409);
+      assert.equal(again.json.code, 'MONITOR_CHECK_RUNNING');
+      await tick(new Date(Date.parse(m.nextRunAt) + 1000));
+      const skipped = (await storedChecks(m.id)).filter((c) => c.status === 'skipped_overlap');
+      assert.equal(skipped.length, 1);
+      const view = (await api.monitorChecks(m.id, '?status=skipped_overlap')).json.data;
+      assert.equal(view.length, 1);
+      assert.equal(view[0].trigger, 'scheduled');
+      assert.equal(view[0].billingStatus, 'not_applicable');
+      assert.deepEqual(view[0].summary, { totalPages: 0, same: 0, changed: 0, new: 0, removed: 0, error: 0 });
+      assert.equal((await api.waitForCheck(m.id, run.json.data.id)).status, 'completed');
+
+      const team = await findTeamByName(svc.db, svc.config.defaultTeam);
+      await setCreditQuota(svc.db, team!.id, 0);
+      try {
+        const next = (await api.getMonitor(m.id)).json.data.nextRunAt;
+        await tick(new Date(Date.parse(next) + 1000));
+        const noCredits = (await storedChecks(m.id)).filter((c) => c.status === 'skipped_no_credits');
+        assert.equal(noCredits.length, 1);
+        const refused = await api.runMonitor(m.id);
+        assert.equal(refused.status, 402);
+        assert.equal(refused.json.code, 'INSUFFICIENT_CREDITS');
+      } finally {
+        await setCreditQuota(svc.db, team!.id, null);
+      }
+      await api.deleteMonitor(m.id);
+    });
+
+    test('webhooks: monitor.page per changed page and monitor.check.completed, signed, retried', async () => {
+      const { rows } = await svc.db.query<{ secret: string }>(
+        'SELECT webhook_secret AS secret FROM teams WHERE name = $1',
+        [svc.config.defaultTeam],
+      );
+      const secret = rows[0].secret;
+      site.mutable.set('/mutable/hook', { html: page('Hook', 'Version one.') });
+      const m = await api.startMonitor(
+        body({
+          goal: 'any text change',
+          targets: [{ type: 'scrape', urls: [`${main}/mutable/hook`] }],
+          webhook: { url: `${receiver.origin}/flaky`, metadata: { team: 'qa' }, headers: { 'x-extra': 'yes' } },
+        }),
+      );
+      await api.runCheck(m.id);
+      site.mutable.set('/mutable/hook', { html: page('Hook', 'Version two, with more text.') });
+      const check = await api.runCheck(m.id);
+      const of = () => receiver.received.filter((r) => r.body.monitorId === m.id);
+      await receiver.until('both checks completed and the changed page', () => {
+        const types = of()
+          .filter((d) => d.body.checkId === check.id)
+          .map((d) => d.type);
+        return types.includes('monitor.check.completed') && types.includes('monitor.page');
+      });
+      for (const d of of()) {
+        assert.equal(d.signature, `sha256=${createHmac('sha256', secret).update(d.raw).digest('hex')}`);
+        assert.equal(d.headers['x-extra'], 'yes');
+        assert.deepEqual(d.body.metadata, { team: 'qa' });
+        assert.ok(d.body.webhookId);
+      }
+      const pageEvent = of().find((d) => d.type === 'monitor.page' && d.body.checkId === check.id)!;
+      assert.equal(pageEvent.body.data.status, 'changed');
+      assert.equal(pageEvent.body.data.url, `${main}/mutable/hook`);
+      assert.equal(typeof pageEvent.body.data.isMeaningful, 'boolean');
+      assert.equal(pageEvent.body.data.isMeaningful, pageEvent.body.data.judgment.meaningful);
+      assert.match(pageEvent.body.data.diff.text, /Version two/);
+      const completed = of().find((d) => d.type === 'monitor.check.completed' && d.body.checkId === check.id)!;
+      assert.deepEqual(completed.body.data.summary, check.summary);
+      // The first delivery of all was refused (500) and delivered again, with the same webhookId.
+      const first = of()[0];
+      await receiver.until(
+        'the retry',
+        () => of().filter((d) => d.body.webhookId === first.body.webhookId).length >= 2,
+      );
+      await receiver.until('all deliveries', () => of().length >= 5);
+      const status = (await api.monitorCheck(m.id, check.id)).json.data.notificationStatus;
+      assert.equal(status.webhook.status, 'queued');
+      assert.equal(status.webhook.events, 2);
+      assert.equal(status.webhook.delivered, 2);
+      assert.deepEqual(status.email, { status: 'disabled' });
+      await api.deleteMonitor(m.id);
+    });
+
+    test("a check's pages: following next returns every page exactly once; status filter", async () => {
+      const urls = Array.from({ length: 7 }, (_, i) => `${main}/mutable/many/${i}`);
+      urls.forEach((u, i) => site.mutable.set(new URL(u).pathname, { html: page(`Many ${i}`, `Page number ${i}.`) }));
+      const m = await api.startMonitor(body({ targets: [{ type: 'scrape', urls: [...urls, `${main}/status/500`] }] }));
+      const check = await api.runCheck(m.id);
+      const all = await api.checkPages(m.id, check.id, '?limit=3');
+      assert.equal(all.length, 8);
+      assert.equal(new Set(all.map((p) => p.id)).size, 8);
+      assert.deepEqual(new Set(all.map((p) => p.url)), new Set([...urls, `${main}/status/500`]));
+      const firstPage = await api.monitorCheck(m.id, check.id, '?limit=3');
+      assert.match(firstPage.json.next, /[?&]skip=3/);
+      const last = await api.monitorCheck(m.id, check.id, '?limit=3&skip=6');
+      assert.equal(last.json.next, null);
+      assert.equal(last.json.data.pages.length, 2);
+      const errors = await api.checkPages(m.id, check.id, '?limit=1&status=error');
+      assert.deepEqual(
+        errors.map((p) => p.status),
+        ['error'],
+      );
+      await api.deleteMonitor(m.id);
+    });
   });
 }
