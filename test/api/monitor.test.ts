@@ -5,10 +5,18 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { MonitorScheduler } from '../../src/monitor/scheduler.ts';
+import { pruneMonitorChecks } from '../../src/store/monitors.ts';
 import { createApiKey, ensureTeam, findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
 import type { FixtureSite } from '../fixtures/site/index.ts';
 import { type Api, type MonitorBody, apiClient } from '../helpers/api.ts';
-import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import {
+  type TestService,
+  startSiteAndService,
+  startTestService,
+  stopSiteAndService,
+  storeKinds,
+} from '../helpers/service.ts';
 import { type WebhookReceiver, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import '../helpers/loopback-dns.ts';
 
@@ -470,6 +478,55 @@ for (const store of storeKinds) {
         errors.map((p) => p.status),
         ['error'],
       );
+      await api.deleteMonitor(m.id);
+    });
+
+    test('ticks racing in two processes on one database start exactly one check per monitor and tick', async () => {
+      // Postgres: a second service (its own pools) on the same schema; PGlite: one database, two schedulers.
+      const other = store === 'postgres' ? await startTestService({ store, shareWith: svc }) : svc;
+      try {
+        site.mutable.set('/mutable/race', { html: page('Race', 'Once per tick.') });
+        const monitors = [];
+        for (let i = 0; i < 4; i++)
+          monitors.push(
+            await api.startMonitor(body({ targets: [{ type: 'scrape', urls: [`${main}/mutable/race`] }] })),
+          );
+        const now = new Date(Math.max(...monitors.map((m) => Date.parse(m.nextRunAt))) + 1000);
+        const schedulers = [svc, other, svc, other].map(
+          (s) => new MonitorScheduler({ db: s.db, queue: s.queue, log: s.app.log }),
+        );
+        await Promise.all(schedulers.map((sch) => sch.tick(now)));
+        for (const m of monitors) {
+          const checks = await storedChecks(m.id);
+          assert.equal(checks.length, 1, JSON.stringify(checks));
+          assert.equal((await api.waitForCheck(m.id, checks[0].id)).status, 'completed');
+        }
+        for (const m of monitors) await api.deleteMonitor(m.id);
+      } finally {
+        if (other !== svc) await other.stop();
+      }
+    });
+
+    test('retention: old checks are pruned with their pages; contents still referred to are kept', async () => {
+      site.mutable.set('/mutable/keep', { html: page('Keep', 'First text.') });
+      const m = await api.startMonitor(
+        body({ retentionDays: 1, targets: [{ type: 'scrape', urls: [`${main}/mutable/keep`] }] }),
+      );
+      await api.runCheck(m.id);
+      site.mutable.set('/mutable/keep', { html: page('Keep', 'Second text.') });
+      await api.runCheck(m.id);
+      const contents = async () =>
+        (
+          await svc.db.query<{ n: number }>('SELECT count(*)::int AS n FROM monitor_contents WHERE monitor_id = $1', [
+            m.id,
+          ])
+        ).rows[0].n;
+      assert.equal(await contents(), 2);
+      assert.equal(await pruneMonitorChecks(svc.db, new Date(Date.now() + 2 * 86_400_000)), 2);
+      assert.equal((await storedChecks(m.id)).length, 0);
+      assert.equal(await contents(), 1, 'the current content stays');
+      const next = await api.runCheck(m.id);
+      assert.equal(next.pages[0].status, 'same');
       await api.deleteMonitor(m.id);
     });
   });
