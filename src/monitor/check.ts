@@ -160,6 +160,9 @@ export class MonitorChecks {
     const targetResults: Record<string, unknown>[] = [];
     const events: CheckEvent[] = [];
     const rows: CheckPageRow[] = [];
+    const contents: { hash: string; content: string }[] = [];
+    const pageUpdates: MonitorPageRow[] = [];
+    const targetErrors: string[] = [];
     let credits = 0;
     let seq = 0;
     for (const target of monitor.targets) {
@@ -174,6 +177,7 @@ export class MonitorChecks {
         const r = await this.#crawlTarget(job, monitor, target, formats, caller);
         fetched = r.pages;
         credits += r.credits;
+        if (r.error) targetErrors.push(`target ${target.id}: ${r.error}`);
         targetResults.push({
           targetId: target.id,
           type: 'crawl',
@@ -182,7 +186,9 @@ export class MonitorChecks {
         });
       }
       const compared = await this.#compare(monitor, target, mode, fetched, known);
-      for (const c of compared) {
+      contents.push(...compared.contents);
+      pageUpdates.push(...compared.pageUpdates);
+      for (const c of compared.pages) {
         c.row.seq = seq++;
         rows.push(c.row);
         summary[c.row.status as MonitorPageStatus]++;
@@ -190,34 +196,37 @@ export class MonitorChecks {
         if (c.event) events.push(c.event);
       }
     }
-    await insertCheckPages(db, checkId, rows);
-    if (credits > 0) await chargeCredits(db, caller, checkId, credits);
-    const errors = summary.error;
-    const ok = summary.totalPages - errors;
-    const status = errors === 0 ? 'completed' : ok > 0 ? 'partial' : 'failed';
-    const finishedAt = new Date();
+    const failures = summary.error + targetErrors.length;
+    const ok = summary.totalPages - summary.error;
+    const status = failures === 0 ? 'completed' : ok > 0 ? 'partial' : 'failed';
+    const error =
+      status === 'failed' ? (targetErrors[0] ?? rows.find((r) => r.error)?.error ?? 'every page failed') : null;
+    // Everything the check learnt is written at once: a check cut short (process stopped) leaves the
+    // monitor's pages as they were, and its retry compares with the same previous contents.
+    await db.transaction(async (tx) => {
+      await putContents(tx, monitor.id, contents);
+      await upsertMonitorPages(tx, monitor.id, pageUpdates);
+      await insertCheckPages(tx, checkId, rows);
+      if (credits > 0) await chargeCredits(tx, caller, checkId, credits);
+      await updateCheck(tx, checkId, {
+        status,
+        finishedAt: new Date(),
+        summary,
+        targetResults,
+        actualCredits: credits,
+        billingStatus: 'confirmed',
+        error,
+      });
+      await updateJob(tx, checkId, status === 'failed' ? { status: 'failed', error } : { status: 'completed' });
+      await setMonitorChecked(tx, monitor.id, checkId, summary, new Date());
+    });
     const notificationStatus = await notifyCheck(
       { db, queue: this.#d.queue, log: this.#d.log, config: this.#d.config },
       monitor,
       { id: checkId, status, summary },
       events,
     );
-    await updateCheck(db, checkId, {
-      status,
-      finishedAt,
-      summary,
-      targetResults,
-      actualCredits: credits,
-      billingStatus: 'confirmed',
-      notificationStatus,
-      error: status === 'failed' ? (rows.find((r) => r.error)?.error ?? 'every page failed') : null,
-    });
-    await updateJob(
-      db,
-      checkId,
-      status === 'failed' ? { status: 'failed', error: 'every page failed' } : { status: 'completed' },
-    );
-    await setMonitorChecked(db, monitor.id, checkId, summary, new Date());
+    await updateCheck(db, checkId, { notificationStatus });
   }
 
   /** A scrape target's URLs, fresh, as parts of the check (no job or stored document of their own). */
@@ -299,14 +308,18 @@ export class MonitorChecks {
     return { pages, credits: row.creditsUsed, crawlId };
   }
 
-  /** Compares a target's pages with its previous ones; stores pages' state and new contents. */
+  /** Compares a target's pages with its previous ones: the check's page rows, new contents and the pages' new state. */
   async #compare(
     monitor: MonitorRow,
     target: StoredTarget,
     mode: CompareMode,
     fetched: Fetched[],
     known: MonitorPageRow[],
-  ): Promise<{ row: CheckPageRow; event?: CheckEvent }[]> {
+  ): Promise<{
+    pages: { row: CheckPageRow; event?: CheckEvent }[];
+    contents: { hash: string; content: string }[];
+    pageUpdates: MonitorPageRow[];
+  }> {
     const { db } = this.#d;
     const before = new Map(known.filter((k) => k.targetId === target.id).map((k) => [k.url, k]));
     const contents = new Map<string, string>();
@@ -397,16 +410,13 @@ export class MonitorChecks {
         o.row.judgment = { ...judgment, ...(warning ? { warning } : {}) };
       }
     }
-    await putContents(
-      db,
-      monitor.id,
-      [...contents].map(([hash, content]) => ({ hash, content })),
-    );
-    await upsertMonitorPages(db, monitor.id, pageUpdates);
-    return out.map(({ row, url }) => {
-      if (row.status === 'same' || row.status === 'error') return { row };
-      return { row, event: { row, url, targetId: target.id } };
-    });
+    return {
+      pages: out.map(({ row, url }) =>
+        row.status === 'same' || row.status === 'error' ? { row } : { row, event: { row, url, targetId: target.id } },
+      ),
+      contents: [...contents].map(([hash, content]) => ({ hash, content })),
+      pageUpdates,
+    };
   }
 }
 

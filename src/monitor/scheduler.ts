@@ -8,12 +8,14 @@ import { createBillableJob, ensureCredits } from '../billing/credits.ts';
 import { ConflictError, InsufficientCreditsError, NotFoundError } from '../errors.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { Log } from '../jobs/log.ts';
-import type { Db } from '../store/db-types.ts';
+import type { Db, Queryable } from '../store/db-types.ts';
 import { createJob } from '../store/jobs.ts';
 import {
   type CheckRow,
   type CheckSummary,
+  type CurrentCheck,
   type MonitorRow,
+  failStaleCheck,
   insertCheck,
   lockDueMonitors,
   lockMonitor,
@@ -31,7 +33,19 @@ const TICK_BATCH = 200;
 
 export const emptySummary = (): CheckSummary => ({ totalPages: 0, same: 0, changed: 0, new: 0, removed: 0, error: 0 });
 
-const isRunning = (status: string | null) => status === 'queued' || status === 'running';
+/**
+ * A check not finished this long after its last update was lost (its job ran out of attempts, all
+ * cut short): a monitor-check job gets 3 attempts of at most an hour.
+ */
+const STALE_CHECK_MS = 4 * 3600_000;
+
+/** Whether the monitor's current check still runs; a lost one is failed now and does not count. */
+async function stillRunning(tx: Queryable, m: MonitorRow & CurrentCheck, now: Date): Promise<boolean> {
+  if (m.currentCheckStatus !== 'queued' && m.currentCheckStatus !== 'running') return false;
+  if (now.getTime() - new Date(m.currentCheckUpdatedAt!).getTime() < STALE_CHECK_MS) return true;
+  await failStaleCheck(tx, m.currentCheckId!, 'the check did not finish: no worker completed it');
+  return false;
+}
 
 /** Credits a check of this monitor is expected to cost: its last check's pages, else its targets'. */
 function estimate(m: MonitorRow): number {
@@ -70,7 +84,7 @@ export class MonitorScheduler {
             summary: emptySummary(),
           });
         };
-        if (isRunning(m.currentCheckStatus)) {
+        if (await stillRunning(tx, m, now)) {
           await skip('skipped_overlap');
           continue;
         }
@@ -118,7 +132,7 @@ export class MonitorScheduler {
       if (!m) throw new NotFoundError(`No monitor ${id} for this team`, 'MONITOR_NOT_FOUND');
       if (m.status === 'paused')
         throw new ConflictError('The monitor is paused: resume it (status "active") to run it', 'MONITOR_PAUSED');
-      if (isRunning(m.currentCheckStatus))
+      if (await stillRunning(tx, m, new Date()))
         throw new ConflictError(`Check ${m.currentCheckId} of this monitor is still running`, 'MONITOR_CHECK_RUNNING');
       const checkId = randomUUID();
       const credits = estimate(m);

@@ -435,6 +435,8 @@ export const migrations: Migration[] = [
       -- Exactly one check per tick of a monitor, whichever process runs the tick.
       CREATE UNIQUE INDEX monitor_checks_tick ON monitor_checks (monitor_id, scheduled_for) WHERE trigger = 'scheduled';
       CREATE INDEX monitor_checks_monitor ON monitor_checks (monitor_id, created_at);
+      -- The tick's look for checks whose job was never sent.
+      CREATE INDEX monitor_checks_queued ON monitor_checks (created_at) WHERE status = 'queued';
       -- One row per page a target ever yielded: its current content hash (NULL when removed or never read).
       CREATE TABLE monitor_pages (
         id uuid PRIMARY KEY,

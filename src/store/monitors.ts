@@ -144,18 +144,21 @@ export async function deleteMonitor(db: Queryable, teamId: string, id: string): 
   return rows.length > 0;
 }
 
+/** The state of a monitor's current check (null when it has none). */
+export interface CurrentCheck {
+  currentCheckStatus: string | null;
+  currentCheckUpdatedAt: Date | null;
+}
+
 /**
  * Active monitors due at `now`, locked for this transaction (another process's tick skips them):
  * with their current check's status, to tell an overlap.
  */
-export async function lockDueMonitors(
-  tx: Queryable,
-  now: Date,
-  limit: number,
-): Promise<(MonitorRow & { currentCheckStatus: string | null })[]> {
-  const { rows } = await tx.query<MonitorRow & { currentCheckStatus: string | null }>(
+export async function lockDueMonitors(tx: Queryable, now: Date, limit: number): Promise<(MonitorRow & CurrentCheck)[]> {
+  const { rows } = await tx.query<MonitorRow & CurrentCheck>(
     `SELECT ${monitorColumns},
-       (SELECT c.status FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckStatus"
+       (SELECT c.status FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckStatus",
+       (SELECT c.updated_at FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckUpdatedAt"
      FROM monitors WHERE status = 'active' AND next_run_at <= $1
      ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [now, limit],
@@ -168,10 +171,11 @@ export async function lockMonitor(
   tx: Queryable,
   teamId: string,
   id: string,
-): Promise<(MonitorRow & { currentCheckStatus: string | null }) | undefined> {
-  const { rows } = await tx.query<MonitorRow & { currentCheckStatus: string | null }>(
+): Promise<(MonitorRow & CurrentCheck) | undefined> {
+  const { rows } = await tx.query<MonitorRow & CurrentCheck>(
     `SELECT ${monitorColumns},
-       (SELECT c.status FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckStatus"
+       (SELECT c.status FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckStatus",
+       (SELECT c.updated_at FROM monitor_checks c WHERE c.id = monitors.current_check_id) AS "currentCheckUpdatedAt"
      FROM monitors WHERE id = $1 AND team_id = $2 FOR UPDATE`,
     [id, teamId],
   );
@@ -291,6 +295,20 @@ export async function listChecks(
 }
 
 /** Queued checks whose job may have been lost (the process died between the insert and the send). */
+/** Ends a check no worker finished (its job was lost): failed, its credits released. */
+export async function failStaleCheck(db: Queryable, id: string, error: string): Promise<void> {
+  await db.query(
+    `UPDATE monitor_checks SET status = 'failed', error = $2, billing_status = 'released', finished_at = clock_timestamp(),
+       updated_at = clock_timestamp() WHERE id = $1 AND status IN ('queued', 'running')`,
+    [id, error],
+  );
+  await db.query(
+    `UPDATE jobs SET status = 'failed', error = $2, updated_at = clock_timestamp(), completed_at = clock_timestamp()
+     WHERE id = $1 AND status IN ('queued', 'active')`,
+    [id, error],
+  );
+}
+
 export async function staleQueuedChecks(db: Queryable, olderThan: Date): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM monitor_checks WHERE status = 'queued' AND created_at < $1 LIMIT 100`,

@@ -406,6 +406,28 @@ for (const store of storeKinds) {
       await api.deleteMonitor(m.id);
     });
 
+    test('a check lost for hours (its job gone) is failed by the next tick, which then runs', async () => {
+      site.mutable.set('/mutable/lost', { html: page('Lost', 'Still here.') });
+      const m = await api.startMonitor(body({ targets: [{ type: 'scrape', urls: [`${main}/mutable/lost`] }] }));
+      const lost = '11111111-1111-4111-8111-111111111111';
+      await svc.db.query(
+        `INSERT INTO monitor_checks (id, monitor_id, team_id, status, trigger, updated_at)
+         SELECT $1, id, team_id, 'running', 'manual', now() - interval '5 hours' FROM monitors WHERE id = $2`,
+        [lost, m.id],
+      );
+      await svc.db.query('UPDATE monitors SET current_check_id = $1 WHERE id = $2', [lost, m.id]);
+      await tick(new Date(Date.parse(m.nextRunAt) + 1000));
+      const checks = await storedChecks(m.id);
+      assert.equal(checks.length, 2, JSON.stringify(checks));
+      const lostCheck = (await api.monitorCheck(m.id, lost)).json.data;
+      assert.equal(lostCheck.status, 'failed');
+      assert.equal(lostCheck.billingStatus, 'released');
+      const started = checks.find((c) => c.id !== lost)!;
+      assert.equal(started.trigger, 'scheduled');
+      assert.equal((await api.waitForCheck(m.id, started.id)).status, 'completed');
+      await api.deleteMonitor(m.id);
+    });
+
     test('webhooks: monitor.page per changed page and monitor.check.completed, signed, retried', async () => {
       const { rows } = await svc.db.query<{ secret: string }>(
         'SELECT webhook_secret AS secret FROM teams WHERE name = $1',
