@@ -23,6 +23,7 @@ import {
   type MonitorPageRow,
   type MonitorRow,
   type StoredTarget,
+  checkPageId,
   getCheckById,
   getContents,
   getMonitorById,
@@ -190,6 +191,7 @@ export class MonitorChecks {
       pageUpdates.push(...compared.pageUpdates);
       for (const c of compared.pages) {
         c.row.seq = seq++;
+        c.row.id = checkPageId(checkId, c.row.seq);
         rows.push(c.row);
         summary[c.row.status as MonitorPageStatus]++;
         summary.totalPages++;
@@ -337,8 +339,10 @@ export class MonitorChecks {
       const status = classify(prev?.hash ?? undefined, hash, f.error ?? undefined);
       const pageId = prev?.id ?? randomUUID();
       if (hash !== undefined && content !== undefined && status !== 'same') contents.set(hash, content);
-      // An error leaves the page's last content as it was (the next good fetch compares with it).
-      if (hash !== undefined || !prev || known?.removed)
+      // An error leaves the page's last content as it was (the next good fetch compares with it); an
+      // unchanged page is not written at all (storage grows with change): its scrape id stays the
+      // one whose content later checks compare with.
+      if ((hash !== undefined && status !== 'same') || !prev || known?.removed)
         pageUpdates.push({
           id: pageId,
           targetId: target.id,
@@ -349,12 +353,14 @@ export class MonitorChecks {
         });
       out.push({
         row: {
-          id: randomUUID(),
+          id: '',
           seq: 0,
           pageId,
           status,
-          hash: hash ?? null,
-          prevHash: prev?.hash ?? null,
+          // An unchanged page of a markdown monitor keeps no hash (its content is its last change's);
+          // JSON monitors keep it for snapshot.json.
+          hash: status === 'same' && mode === 'markdown' ? null : (hash ?? null),
+          prevHash: status === 'changed' ? (prev?.hash ?? null) : null,
           scrapeId: f.scrapeId,
           prevScrapeId: prev?.scrapeId ?? null,
           statusCode: f.statusCode,
@@ -373,7 +379,7 @@ export class MonitorChecks {
       pageUpdates.push({ ...prev, hash: null, removed: true });
       out.push({
         row: {
-          id: randomUUID(),
+          id: '',
           seq: 0,
           pageId: prev.id,
           status: 'removed',

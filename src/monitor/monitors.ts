@@ -217,7 +217,7 @@ export class Monitors {
         diff: p.diff,
         snapshot: json === undefined ? null : { json },
         judgment: p.judgment,
-        createdAt: iso(p.createdAt)!,
+        createdAt: iso(c.finishedAt ?? c.createdAt)!,
       };
     });
     let next: string | null = null;

@@ -437,7 +437,9 @@ export const migrations: Migration[] = [
       CREATE INDEX monitor_checks_monitor ON monitor_checks (monitor_id, created_at);
       -- The tick's look for checks whose job was never sent.
       CREATE INDEX monitor_checks_queued ON monitor_checks (created_at) WHERE status = 'queued';
-      -- One row per page a target ever yielded: its current content hash (NULL when removed or never read).
+      -- One row per page a target ever yielded: its current content hash (NULL when removed or never read)
+      -- and the scrape that read it; written when the page is new, changed or removed, never for an
+      -- unchanged page.
       CREATE TABLE monitor_pages (
         id uuid PRIMARY KEY,
         monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
@@ -448,27 +450,29 @@ export const migrations: Migration[] = [
         -- set when the target stopped yielding the page (a check recorded it as removed)
         removed_at timestamptz,
         first_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        -- when the row was last written (new, changed, back after removal)
         last_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         UNIQUE (monitor_id, target_id, url)
       );
+      -- One row per page of a check, kept small (an unchanged page of a markdown monitor: ids, status,
+      -- scrape ids and status code); hashes, diff and judgment only where the page changed. Its
+      -- API id is derived from (check_id, seq).
       CREATE TABLE monitor_check_pages (
-        id uuid PRIMARY KEY,
         check_id uuid NOT NULL REFERENCES monitor_checks(id) ON DELETE CASCADE,
         -- order within the check (pagination)
         seq integer NOT NULL,
         page_id uuid NOT NULL REFERENCES monitor_pages(id) ON DELETE CASCADE,
         status text NOT NULL,
-        hash text,
-        prev_hash text,
         scrape_id uuid,
         prev_scrape_id uuid,
         status_code integer,
+        hash text,
+        prev_hash text,
         error text,
         judgment jsonb,
         diff jsonb,
-        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+        PRIMARY KEY (check_id, seq)
       );
-      CREATE UNIQUE INDEX monitor_check_pages_seq ON monitor_check_pages (check_id, seq);
       -- A page's content (markdown, or JSON text), once per distinct normalised hash.
       CREATE TABLE monitor_contents (
         monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,

@@ -1,6 +1,7 @@
 // Monitors, their checks, the pages targets yielded and the contents they had (src/monitor/):
 // the queries. Batches go in one statement each (jsonb_to_recordset), so a 1,000-page check is a
 // handful of statements.
+import { createHash } from 'node:crypto';
 import type { Queryable } from './db-types.ts';
 
 export interface MonitorRow {
@@ -432,7 +433,14 @@ export async function getContents(db: Queryable, monitorId: string, hashes: stri
   return new Map(rows.map((r) => [r.hash, r.content]));
 }
 
+/** The API id of a check's page: a UUID derived from the check and the page's place in it (not stored). */
+export function checkPageId(checkId: string, seq: number): string {
+  const h = createHash('sha256').update(`${checkId}\0${seq}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 export interface CheckPageRow {
+  /** checkPageId(check, seq): not stored. */
   id: string;
   seq: number;
   pageId: string;
@@ -450,7 +458,6 @@ export interface CheckPageRow {
 export async function insertCheckPages(db: Queryable, checkId: string, pages: CheckPageRow[]): Promise<void> {
   for (let i = 0; i < pages.length; i += 500) {
     const batch = pages.slice(i, i + 500).map((p) => ({
-      id: p.id,
       seq: p.seq,
       page_id: p.pageId,
       status: p.status,
@@ -464,11 +471,11 @@ export async function insertCheckPages(db: Queryable, checkId: string, pages: Ch
       diff: p.diff,
     }));
     await db.query(
-      `INSERT INTO monitor_check_pages (id, check_id, seq, page_id, status, hash, prev_hash, scrape_id, prev_scrape_id,
+      `INSERT INTO monitor_check_pages (check_id, seq, page_id, status, hash, prev_hash, scrape_id, prev_scrape_id,
          status_code, error, judgment, diff)
-       SELECT x.id, $1, x.seq, x.page_id, x.status, x.hash, x.prev_hash, x.scrape_id, x.prev_scrape_id, x.status_code,
+       SELECT $1, x.seq, x.page_id, x.status, x.hash, x.prev_hash, x.scrape_id, x.prev_scrape_id, x.status_code,
          x.error, x.judgment, x.diff
-       FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, seq integer, page_id uuid, status text, hash text,
+       FROM jsonb_to_recordset($2::jsonb) AS x(seq integer, page_id uuid, status text, hash text,
          prev_hash text, scrape_id uuid, prev_scrape_id uuid, status_code integer, error text, judgment jsonb, diff jsonb)
        ON CONFLICT DO NOTHING`,
       [checkId, JSON.stringify(batch)],
@@ -476,7 +483,7 @@ export async function insertCheckPages(db: Queryable, checkId: string, pages: Ch
   }
 }
 
-export type CheckPageView = CheckPageRow & { targetId: string; url: string; createdAt: Date };
+export type CheckPageView = CheckPageRow & { targetId: string; url: string };
 
 /** A check's pages in check order, from `skip`, at most `limit`, optionally of one status. */
 export async function listCheckPages(
@@ -485,15 +492,15 @@ export async function listCheckPages(
   q: { skip: number; limit: number; status?: string },
 ): Promise<CheckPageView[]> {
   const { rows } = await db.query<CheckPageView>(
-    `SELECT c.id, c.seq, c.page_id AS "pageId", c.status, c.hash, c.prev_hash AS "prevHash", c.scrape_id AS "scrapeId",
+    `SELECT c.seq, c.page_id AS "pageId", c.status, c.hash, c.prev_hash AS "prevHash", c.scrape_id AS "scrapeId",
        c.prev_scrape_id AS "prevScrapeId", c.status_code AS "statusCode", c.error, c.judgment, c.diff,
-       p.target_id AS "targetId", p.url, c.created_at AS "createdAt"
+       p.target_id AS "targetId", p.url
      FROM monitor_check_pages c JOIN monitor_pages p ON p.id = c.page_id
      WHERE c.check_id = $1 AND ($2::text IS NULL OR c.status = $2)
      ORDER BY c.seq OFFSET $3 LIMIT $4`,
     [checkId, q.status ?? null, q.skip, q.limit],
   );
-  return rows;
+  return rows.map((r) => ({ ...r, id: checkPageId(checkId, r.seq) }));
 }
 
 /**
