@@ -13,6 +13,7 @@ import { crawlRoutes } from './api/routes/crawl.ts';
 import { extractRoutes } from './api/routes/extract.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { mapRoutes } from './api/routes/map.ts';
+import { monitorRoutes } from './api/routes/monitor.ts';
 import { parseRoutes } from './api/routes/parse.ts';
 import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
@@ -22,6 +23,8 @@ import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import type { SiteFiles } from './crawl/site-files.ts';
 import { Extractor } from './extract/extract.ts';
+import { Monitors } from './monitor/monitors.ts';
+import { MonitorScheduler } from './monitor/scheduler.ts';
 import { UploadParser } from './scrape/parse-upload.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
 import type { Db } from './store/db-types.ts';
@@ -112,6 +115,8 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
       extractor: new Extractor({ db, queue, scraper }),
       publicUrl: config.publicUrl,
     });
+    const scheduler = new MonitorScheduler({ db, queue, log: app.log });
+    await app.register(monitorRoutes, { monitors: new Monitors({ db, scheduler }), publicUrl: config.publicUrl });
   }
   return app;
 }

@@ -173,6 +173,19 @@ const llmErrors = {
   LLM_TIMEOUT: { status: 504, meaning: 'The LLM did not answer within LLM_TIMEOUT_MS' },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
+const monitorErrors = {
+  MONITOR_NOT_FOUND: { status: 404, meaning: "No such monitor for this team (another team's id reads as missing)" },
+  MONITOR_CHECK_NOT_FOUND: {
+    status: 404,
+    meaning: 'No such check of this monitor (or it was pruned by retentionDays)',
+  },
+  MONITOR_PAUSED: { status: 409, meaning: 'POST /v2/monitor/{id}/run: the monitor is paused (resume it first)' },
+  MONITOR_CHECK_RUNNING: {
+    status: 409,
+    meaning: "POST /v2/monitor/{id}/run: the monitor's previous check is still queued or running",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
 // Errors of the process itself, outside the classes below: logged or printed at start-up, or mapped
 // to one of the codes above before an answer (SSRF_BLOCKED -> SCRAPE_BLOCKED_URL).
 const processErrors = {
@@ -194,6 +207,7 @@ export const errorCodeGroups = [
   { title: 'Uploads (POST /v2/parse)', codes: parseErrors },
   { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
   { title: 'LLM', codes: llmErrors },
+  { title: 'Monitors', codes: monitorErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
 
@@ -205,6 +219,7 @@ export const errorCodes = {
   ...parseErrors,
   ...documentErrors,
   ...llmErrors,
+  ...monitorErrors,
   ...processErrors,
 } as const;
 

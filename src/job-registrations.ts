@@ -1,4 +1,4 @@
-// Every feature that runs on the job queue (crawl pages, batch scrapes, extracts, webhook
+// Every feature that runs on the job queue (crawl pages, batch scrapes, extracts, monitors, webhook
 // deliveries, periodic sweeps) is listed here, in order. Each process runs the whole list at start
 // (src/runtime.ts): the API process (`npm start`, with embedded workers unless GLEANER_WORKERS=0)
 // and every `npm run worker`.
@@ -8,6 +8,7 @@ import { registerCrawlJobs } from './crawl/crawl-jobs.ts';
 import { registerExtractJobs } from './extract/job.ts';
 import type { JobContext, JobRegistration } from './jobs/job-context.ts';
 import { registerWebhookJobs } from './jobs/webhooks.ts';
+import { registerMonitorJobs } from './monitor/monitor-jobs.ts';
 import { deleteExpiredFiles } from './store/files.ts';
 import { vacuumEmbedded } from './store/maintenance.ts';
 
@@ -20,6 +21,7 @@ export function jobRegistrations(site: SiteFiles): JobRegistration[] {
     registerCrawlExpiry,
     (ctx) => registerExtractJobs(ctx, site),
     registerWebhookJobs,
+    (ctx) => registerMonitorJobs(ctx, site),
   ];
 }
 

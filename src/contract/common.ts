@@ -45,5 +45,6 @@ export const jobEndpoints = [
   'browser',
   'interact',
   'parse',
+  'monitor',
 ] as const;
 export type JobEndpoint = (typeof jobEndpoints)[number];

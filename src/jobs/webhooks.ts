@@ -17,6 +17,9 @@
 // GLEANER_WEBHOOK_RETRY_DELAYS (default 60, 300, 900 s), then gives up. A handler that fails for
 // another reason (database) throws and the queue retries the same attempt.
 //
+// Monitor events (src/monitor/notify.ts) are queued with their payload made (PayloadDeliveryJob) and
+// go through the same attempts, signature, record and retries.
+//
 // Events and the `events` filter: started, page (one per scraped page, data [document]; a page
 // that failed is sent with success false, data [] and error), completed, failed; cancelled is sent
 // with the terminal events, i.e. when `events` includes "completed" or "failed" (or by default).
@@ -190,51 +193,13 @@ export class WebhookDeliverer {
   }
 
   /** One attempt ('webhook-delivery' handler; file comment). */
-  async deliver(job: Job<DeliveryJob>): Promise<void> {
+  async deliver(job: Job<DeliveryJob | PayloadDeliveryJob>): Promise<void> {
     const { db, queue, log, retryDelays } = this.#o;
     const d = job.data;
-    const { rows } = await db.query<{
-      teamId: string;
-      kind: string;
-      webhook: WebhookSpec | null;
-      secret: string;
-      error: string | null;
-    }>(
-      `SELECT c.team_id AS "teamId", c.kind, c.webhook, t.webhook_secret AS secret, j.error
-       FROM crawls c JOIN teams t ON t.id = c.team_id JOIN jobs j ON j.id = c.id WHERE c.id = $1`,
-      [d.crawlId],
-    );
-    const crawl = rows[0];
-    // The crawl expired (results removed) or has no webhook: nothing to send.
-    if (!crawl?.webhook) return;
-    const spec = crawl.webhook;
-    let success = d.event !== 'failed';
-    let data: unknown[] = [];
-    let error: string | undefined = d.event === 'failed' ? (crawl.error ?? 'crawl failed') : undefined;
-    if (d.event === 'page') {
-      const { rows: pages } = await db.query<{ status: string; document: unknown; error: string | null }>(
-        'SELECT status, document, error FROM crawl_pages WHERE crawl_id = $1 AND url_key = $2',
-        [d.crawlId, d.key ?? ''],
-      );
-      const page = pages[0];
-      if (!page) return;
-      if (page.status === 'done' && page.document) data = [page.document];
-      else {
-        success = false;
-        error = page.error ?? 'page failed';
-      }
-    }
-    // crawl.* or batch_scrape.* (wire-names.md)
-    const type = `${crawl.kind}.${d.event}`;
-    const body = JSON.stringify({
-      success,
-      type,
-      id: d.crawlId,
-      webhookId: d.webhookId,
-      data,
-      metadata: spec.metadata,
-      ...(error === undefined ? {} : { error }),
-    });
+    const event = 'payload' in d ? await this.#payloadEvent(d) : await this.#crawlEvent(d);
+    if (!event) return;
+    const { teamId, jobId, spec, secret, type } = event;
+    const body = JSON.stringify(event.body);
     let statusCode: number | null = null;
     let failure: string | null = null;
     try {
@@ -244,7 +209,7 @@ export class WebhookDeliverer {
         headers: {
           ...spec.headers,
           'content-type': 'application/json',
-          'x-firecrawl-signature': signBody(crawl.secret, body),
+          'x-firecrawl-signature': signBody(secret, body),
         },
         body,
         signal: AbortSignal.any([job.signal, AbortSignal.timeout(this.#o.timeoutMs ?? WEBHOOK_TIMEOUT_MS)]),
@@ -261,23 +226,126 @@ export class WebhookDeliverer {
     await db.query(
       `INSERT INTO webhook_deliveries (team_id, job_id, webhook_id, event, url, attempt, status_code, error, delivered_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8::text IS NULL THEN clock_timestamp() END)`,
-      [crawl.teamId, d.crawlId, d.webhookId, type, spec.url, d.attempt, statusCode, failure],
+      [teamId, jobId, d.webhookId, type, spec.url, d.attempt, statusCode, failure],
     );
     if (failure === null) return;
     const delay = retryDelays[d.attempt - 1];
     if (delay === undefined) {
-      log.warn(
-        { crawlId: d.crawlId, event: d.event, url: spec.url, attempts: d.attempt, error: failure },
-        'webhook: delivery abandoned',
-      );
+      log.warn({ jobId, type, url: spec.url, attempts: d.attempt, error: failure }, 'webhook: delivery abandoned');
       return;
     }
     const next = d.attempt + 1;
-    await queue.send<DeliveryJob>(
+    await queue.send<DeliveryJob | PayloadDeliveryJob>(
       WEBHOOK_QUEUE,
       { ...d, attempt: next },
       { id: uuidOf(d.webhookId, String(next)), startAfter: new Date(Date.now() + delay * 1000) },
     );
+  }
+
+  /** A crawl event: the payload built now from the crawl (and page) as stored. */
+  async #crawlEvent(d: DeliveryJob): Promise<WebhookEvent | undefined> {
+    const { rows } = await this.#o.db.query<{
+      teamId: string;
+      kind: string;
+      webhook: WebhookSpec | null;
+      secret: string;
+      error: string | null;
+    }>(
+      `SELECT c.team_id AS "teamId", c.kind, c.webhook, t.webhook_secret AS secret, j.error
+       FROM crawls c JOIN teams t ON t.id = c.team_id JOIN jobs j ON j.id = c.id WHERE c.id = $1`,
+      [d.crawlId],
+    );
+    const crawl = rows[0];
+    // The crawl expired (results removed) or has no webhook: nothing to send.
+    if (!crawl?.webhook) return undefined;
+    const spec = crawl.webhook;
+    let success = d.event !== 'failed';
+    let data: unknown[] = [];
+    let error: string | undefined = d.event === 'failed' ? (crawl.error ?? 'crawl failed') : undefined;
+    if (d.event === 'page') {
+      const { rows: pages } = await this.#o.db.query<{ status: string; document: unknown; error: string | null }>(
+        'SELECT status, document, error FROM crawl_pages WHERE crawl_id = $1 AND url_key = $2',
+        [d.crawlId, d.key ?? ''],
+      );
+      const page = pages[0];
+      if (!page) return undefined;
+      if (page.status === 'done' && page.document) data = [page.document];
+      else {
+        success = false;
+        error = page.error ?? 'page failed';
+      }
+    }
+    // crawl.* or batch_scrape.* (wire-names.md)
+    const type = `${crawl.kind}.${d.event}`;
+    const body = {
+      success,
+      type,
+      id: d.crawlId,
+      webhookId: d.webhookId,
+      data,
+      metadata: spec.metadata,
+      ...(error === undefined ? {} : { error }),
+    };
+    return { teamId: crawl.teamId, jobId: d.crawlId, spec, secret: crawl.secret, type, body };
+  }
+
+  /** An event whose payload was built when it was queued (monitor events). */
+  async #payloadEvent(d: PayloadDeliveryJob): Promise<WebhookEvent | undefined> {
+    const { teamId, jobId, type, webhook, body } = d.payload;
+    const { rows } = await this.#o.db.query<{ secret: string }>(
+      'SELECT t.webhook_secret AS secret FROM teams t JOIN jobs j ON j.team_id = t.id WHERE t.id = $1 AND j.id = $2',
+      [teamId, jobId],
+    );
+    if (!rows[0]) return undefined;
+    return { teamId, jobId, spec: webhook, secret: rows[0].secret, type, body: { ...body, webhookId: d.webhookId } };
+  }
+}
+
+/** What one attempt sends, and where it is recorded. */
+interface WebhookEvent {
+  teamId: string;
+  jobId: string;
+  spec: Pick<WebhookSpec, 'url' | 'headers'>;
+  secret: string;
+  type: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A delivery whose body is made when it is queued (monitor events: a check's pages do not change
+ * after it): signed, recorded against `jobId` and retried like crawl events.
+ */
+export interface PayloadDeliveryJob {
+  payload: {
+    teamId: string;
+    jobId: string;
+    type: string;
+    webhook: Pick<WebhookSpec, 'url' | 'headers' | 'metadata'>;
+    body: Record<string, unknown>;
+  };
+  webhookId: string;
+  attempt: number;
+}
+
+/** Queues events with their payloads (webhookId derived from `key`, stable per event). Never throws; false when not queued. */
+export async function enqueueWebhookPayloads(
+  queue: JobQueue,
+  log: Log,
+  events: { key: string; payload: PayloadDeliveryJob['payload'] }[],
+): Promise<boolean> {
+  if (events.length === 0) return true;
+  try {
+    await queue.sendMany<PayloadDeliveryJob>(
+      WEBHOOK_QUEUE,
+      events.map(({ key, payload }) => {
+        const webhookId = uuidOf(payload.jobId, key);
+        return { data: { payload, webhookId, attempt: 1 }, options: { id: uuidOf(webhookId, '1') } };
+      }),
+    );
+    return true;
+  } catch (err) {
+    log.warn({ err }, 'webhook: events not queued');
+    return false;
   }
 }
 
@@ -294,5 +362,5 @@ export async function registerWebhookJobs({ queue, db, config, log, onStop }: Jo
     retryDelays: config.webhookRetryDelays,
   });
   onStop?.(() => deliverer.close());
-  await queue.work<DeliveryJob>(WEBHOOK_QUEUE, (job) => deliverer.deliver(job));
+  await queue.work<DeliveryJob | PayloadDeliveryJob>(WEBHOOK_QUEUE, (job) => deliverer.deliver(job));
 }

@@ -23,7 +23,8 @@ export async function readCachedSource(
   // fresh browser session.
   const personalised = Boolean(req.headers && Object.keys(req.headers).length);
   const needsSession = Boolean(plan.formats.screenshot || plan.formats.branding || req.actions?.length || req.profile);
-  if (personalised || needsSession) return undefined;
+  // maxAge 0 asks for the live page (monitor checks, changeTracking): no copy, however new, is read.
+  if (personalised || needsSession || plan.cache.maxAgeMs <= 0) return undefined;
   // A copy this process is still writing (a scrape answered a moment ago) is waited for.
   if (plan.cache.maxAgeMs > 0) await pendingWrites.forCacheKey(key);
   const cached = await (batch ? batch.read(key, plan.cache) : readCachedPage(d.db, key, plan.cache));

@@ -376,6 +376,113 @@ export const migrations: Migration[] = [
       ALTER TABLE stored_files ADD COLUMN size bigint;
     `,
   },
+  {
+    id: 14,
+    name: 'monitors',
+    sql: `
+      -- Monitors (src/monitor/): a schedule and targets; each run is a check. Storage grows with
+      -- change, not with checks: a page's content is kept once per distinct hash (monitor_contents),
+      -- and a check records per page only a small row (status, hash, scrape ids, judgment and diff
+      -- when it changed).
+      CREATE TABLE monitors (
+        id uuid PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid,
+        name text NOT NULL,
+        -- active | paused
+        status text NOT NULL DEFAULT 'active',
+        cron text NOT NULL,
+        timezone text NOT NULL,
+        schedule_text text,
+        targets jsonb NOT NULL,
+        webhook jsonb,
+        notification jsonb,
+        retention_days integer NOT NULL,
+        goal text,
+        judge_enabled boolean NOT NULL,
+        public_url text NOT NULL,
+        estimated_credits_per_month integer,
+        next_run_at timestamptz,
+        last_run_at timestamptz,
+        current_check_id uuid,
+        last_check_summary jsonb,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX monitors_due ON monitors (next_run_at) WHERE status = 'active';
+      CREATE INDEX monitors_team ON monitors (team_id, created_at);
+      CREATE TABLE monitor_checks (
+        id uuid PRIMARY KEY,
+        monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
+        team_id uuid NOT NULL,
+        status text NOT NULL,
+        -- scheduled | manual
+        trigger text NOT NULL,
+        scheduled_for timestamptz,
+        started_at timestamptz,
+        finished_at timestamptz,
+        estimated_credits integer,
+        reserved_credits integer,
+        actual_credits integer,
+        billing_status text NOT NULL DEFAULT 'not_applicable',
+        summary jsonb,
+        target_results jsonb,
+        notification_status jsonb,
+        error text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      -- Exactly one check per tick of a monitor, whichever process runs the tick.
+      CREATE UNIQUE INDEX monitor_checks_tick ON monitor_checks (monitor_id, scheduled_for) WHERE trigger = 'scheduled';
+      CREATE INDEX monitor_checks_monitor ON monitor_checks (monitor_id, created_at);
+      -- The tick's look for checks whose job was never sent.
+      CREATE INDEX monitor_checks_queued ON monitor_checks (created_at) WHERE status = 'queued';
+      -- One row per page a target ever yielded: its current content hash (NULL when removed or never read)
+      -- and the scrape that read it; written when the page is new, changed or removed, never for an
+      -- unchanged page.
+      CREATE TABLE monitor_pages (
+        id uuid PRIMARY KEY,
+        monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
+        target_id text NOT NULL,
+        url text NOT NULL,
+        hash text,
+        scrape_id uuid,
+        -- set when the target stopped yielding the page (a check recorded it as removed)
+        removed_at timestamptz,
+        first_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        -- when the row was last written (new, changed, back after removal)
+        last_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        UNIQUE (monitor_id, target_id, url)
+      );
+      -- One row per page of a check, kept small (an unchanged page of a markdown monitor: ids, status,
+      -- scrape ids and status code); hashes, diff and judgment only where the page changed. Its
+      -- API id is derived from (check_id, seq).
+      CREATE TABLE monitor_check_pages (
+        check_id uuid NOT NULL REFERENCES monitor_checks(id) ON DELETE CASCADE,
+        -- order within the check (pagination)
+        seq integer NOT NULL,
+        page_id uuid NOT NULL REFERENCES monitor_pages(id) ON DELETE CASCADE,
+        status text NOT NULL,
+        scrape_id uuid,
+        prev_scrape_id uuid,
+        status_code integer,
+        hash text,
+        prev_hash text,
+        error text,
+        judgment jsonb,
+        diff jsonb,
+        PRIMARY KEY (check_id, seq)
+      );
+      -- A page's content (markdown, or JSON text), once per distinct normalised hash.
+      CREATE TABLE monitor_contents (
+        monitor_id uuid NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
+        hash text NOT NULL,
+        content text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (monitor_id, hash)
+      );
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -9,6 +9,7 @@ import type { batchScrapeRequest } from '../../src/contract/batch.ts';
 import type { crawlRequest } from '../../src/contract/crawl.ts';
 import type { extractRequest } from '../../src/contract/extract.ts';
 import type { mapRequest } from '../../src/contract/map.ts';
+import type { monitorCreateRequest, monitorUpdateRequest } from '../../src/contract/monitor.ts';
 import type { parseOptions } from '../../src/contract/parse.ts';
 import type { scrapeRequest } from '../../src/contract/scrape.ts';
 
@@ -19,6 +20,8 @@ export type BatchScrapeBody = z.input<typeof batchScrapeRequest>;
 export type MapBody = z.input<typeof mapRequest>;
 export type ExtractBody = z.input<typeof extractRequest>;
 export type ParseOptionsBody = z.input<typeof parseOptions>;
+export type MonitorBody = z.input<typeof monitorCreateRequest>;
+export type MonitorUpdateBody = z.input<typeof monitorUpdateRequest>;
 
 export interface ParseUploadOptions {
   /** The file part's content type (default application/octet-stream). */
@@ -214,6 +217,56 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
         if (Date.now() > deadline) assert.fail(`extract ${id} still processing`);
         await sleep(50);
       }
+    },
+
+    createMonitor: (body: MonitorBody) => call('POST', '/v2/monitor', body),
+    createMonitorRaw: (body: unknown) => call('POST', '/v2/monitor', body),
+    /** Creates a monitor (asserting 200 and success); the monitor. */
+    async startMonitor(body: MonitorBody): Promise<any> {
+      const res = await call('POST', '/v2/monitor', body);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.success, true);
+      return res.json.data;
+    },
+    listMonitors: (query = '') => call('GET', `/v2/monitor${query}`),
+    getMonitor: (id: string) => call('GET', `/v2/monitor/${id}`),
+    updateMonitor: (id: string, body: MonitorUpdateBody) => call('PATCH', `/v2/monitor/${id}`, body),
+    updateMonitorRaw: (id: string, body: unknown) => call('PATCH', `/v2/monitor/${id}`, body),
+    deleteMonitor: (id: string) => call('DELETE', `/v2/monitor/${id}`),
+    runMonitor: (id: string) => call('POST', `/v2/monitor/${id}/run`, {}),
+    monitorChecks: (id: string, query = '') => call('GET', `/v2/monitor/${id}/checks${query}`),
+    monitorCheck: (id: string, checkId: string, query = '') =>
+      call('GET', `/v2/monitor/${id}/checks/${checkId}${query}`),
+    /** Polls a check until it is no longer queued or running; the check with its first page of pages. */
+    async waitForCheck(id: string, checkId: string, timeoutMs = 30_000): Promise<any> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await call('GET', `/v2/monitor/${id}/checks/${checkId}`);
+        assert.equal(res.status, 200, res.text);
+        if (!['queued', 'running'].includes(res.json.data.status)) return res.json.data;
+        if (Date.now() > deadline) assert.fail(`check ${checkId} still ${res.json.data.status}`);
+        await sleep(100);
+      }
+    },
+    /** Runs a check now (asserting 200) and waits for its end; the finished check. */
+    async runCheck(id: string, timeoutMs = 30_000): Promise<any> {
+      const res = await call('POST', `/v2/monitor/${id}/run`, {});
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.data.status, 'queued');
+      return this.waitForCheck(id, res.json.data.id, timeoutMs);
+    },
+    /** Every page of a check, following `next` (with an optional page size and query). */
+    async checkPages(id: string, checkId: string, query = ''): Promise<any[]> {
+      const out: any[] = [];
+      let path: string | null = `/v2/monitor/${id}/checks/${checkId}${query}`;
+      for (let i = 0; path && i < 1000; i++) {
+        const res = await call('GET', path);
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.json.next, res.json.data.next);
+        out.push(...res.json.data.pages);
+        path = res.json.next ? res.json.next.slice(target.url.length) : null;
+      }
+      return out;
     },
 
     /** POST /v2/parse of `file` named `fileName` (multipart), with `options`. */

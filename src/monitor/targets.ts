@@ -1,0 +1,85 @@
+// What a monitor's targets, webhook and notification are once accepted: ids assigned, search targets
+// refused by name, the formats a check scrapes with (markdown, JSON or both), and the credits a check
+// and a month of checks are expected to cost.
+import { randomUUID } from 'node:crypto';
+import type { MonitorCreateRequest, MonitorTargetInput } from '../contract/monitor.ts';
+import { monitorWebhookEvents } from '../contract/monitor.ts';
+import type { ScrapeFormatInput } from '../contract/scrape.ts';
+import { BadRequestError } from '../errors.ts';
+import type { StoredTarget, StoredWebhook } from '../store/monitors.ts';
+import { nextRunAt } from './schedule.ts';
+
+function refuse(path: string, message: string): never {
+  throw new BadRequestError(`Invalid request: body.${path}: ${message}`, [{ path: `body.${path}`, message }]);
+}
+
+/** The targets as stored: ids kept or assigned (unique), search targets refused. */
+export function storedTargets(targets: MonitorTargetInput[]): StoredTarget[] {
+  const ids = new Set<string>();
+  return targets.map((t, i) => {
+    if (t.type === 'search') refuse(`targets.${i}.type`, 'search targets arrive with the search feature');
+    const id = t.id ?? randomUUID();
+    if (ids.has(id)) refuse(`targets.${i}.id`, `duplicate target id "${id}"`);
+    ids.add(id);
+    return { ...t, id } as StoredTarget;
+  });
+}
+
+export function storedWebhook(w: MonitorCreateRequest['webhook'] | null | undefined): StoredWebhook | null {
+  if (!w) return null;
+  if (!/^https?:\/\//i.test(w.url)) refuse('webhook.url', 'must be an http(s) URL');
+  return {
+    url: w.url,
+    headers: w.headers ?? {},
+    metadata: w.metadata ?? {},
+    events: w.events ? [...new Set(w.events)] : [...monitorWebhookEvents],
+  };
+}
+
+/** How a check compares a page: its markdown, its JSON extraction, or both. */
+export type CompareMode = 'markdown' | 'json' | 'mixed';
+
+/**
+ * The formats a target's pages are scraped with and how they are compared: JSON when the target asks
+ * for a json format or changeTracking with mode json (its schema and prompt), markdown otherwise,
+ * both when it asks for both. Other formats are not scraped: a check keeps only what it compares.
+ */
+export function checkFormats(formats: ScrapeFormatInput[] | undefined): {
+  formats: ScrapeFormatInput[];
+  mode: CompareMode;
+} {
+  let json: ScrapeFormatInput | undefined;
+  let markdown = false;
+  for (const f of formats ?? []) {
+    if (f === 'markdown' || (typeof f === 'object' && f.type === 'markdown')) markdown = true;
+    else if (f === 'json') json = 'json';
+    else if (typeof f === 'object' && f.type === 'json') json = f;
+    else if (typeof f === 'object' && f.type === 'changeTracking') {
+      const modes = f.modes ?? ['git-diff'];
+      if (modes.includes('json')) json = { type: 'json', schema: f.schema, prompt: f.prompt };
+      if (modes.includes('git-diff')) markdown = true;
+    }
+  }
+  if (!json) return { formats: ['markdown'], mode: 'markdown' };
+  return markdown ? { formats: ['markdown', json], mode: 'mixed' } : { formats: [json], mode: 'json' };
+}
+
+/** Pages one check is expected to scrape (credits): URLs of scrape targets, the limit (at most 100) of crawls. */
+export function pagesPerCheck(targets: StoredTarget[]): number {
+  let n = 0;
+  for (const t of targets) {
+    if (t.type === 'scrape') n += (t.urls as string[]).length;
+    else n += Math.min(((t.crawlOptions as { limit?: number } | undefined)?.limit ?? 100) as number, 100);
+  }
+  return n;
+}
+
+/** Checks a month (30 days) of this schedule runs, from the average gap of its next runs. */
+export function checksPerMonth(cron: string, timezone: string, from = new Date()): number {
+  let at = from;
+  const first = nextRunAt(cron, timezone, at);
+  at = first;
+  for (let i = 0; i < 20; i++) at = nextRunAt(cron, timezone, at);
+  const gap = (at.getTime() - first.getTime()) / 20;
+  return gap > 0 ? Math.round((30 * 24 * 3600_000) / gap) : 0;
+}
