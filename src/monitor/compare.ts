@@ -1,24 +1,10 @@
 // Comparing two checks of a monitored page: what is not content is normalised away before hashing (whitespace
 // runs, tracking query strings, cache-busters, nonces and signed-URL tokens), a page's status follows from the
-// two hashes, markdown changes become a git-style unified diff (jsdiff) with its parse-diff-shaped parse, and
-// JSON extractions a per-field {previous, current} map.
+// two hashes; markdown and JSON changes are diffed by src/markdown/diff.ts (shared with change tracking).
 import { createHash } from 'node:crypto';
-import { type StructuredPatch, formatPatch, parsePatch, structuredPatch } from 'diff';
-import { type DiffChange, type DiffChunk, type DiffFile, deepEqual } from '../scrape/formats/change-tracking.ts';
-
-/** One file of a parsed diff, in the shape of the parse-diff package that Firecrawl clients read. */
-export type ParsedDiffFile = DiffFile;
-
-export interface MarkdownDiff {
-  /** Git-style unified diff ('' when the texts are equal). */
-  text: string;
-  /** The same diff parsed: files → chunks (hunks) → changes (no files when equal). */
-  json: { files: ParsedDiffFile[] };
-}
+import { type JsonFieldChanges, type LineDiff, jsonFieldChanges, unifiedDiff } from '../markdown/diff.ts';
 
 export type PageChangeStatus = 'same' | 'new' | 'changed' | 'removed' | 'error';
-
-export type JsonFieldDiff = Record<string, { previous: unknown; current: unknown }>;
 
 /** Query parameters that track the visit, not choose the content. */
 const TRACKING_PARAM = new RegExp(
@@ -127,128 +113,12 @@ export function classify(
   return before === now ? 'same' : 'changed';
 }
 
-/** Edit operations beyond which jsdiff stops; the differing middle is then reported as replaced whole. */
-export const MAX_EDIT_LENGTH = 2_000;
-const CONTEXT = 3;
-
-const withFinalNewline = (s: string) => {
-  const t = s.replace(/\r\n?/g, '\n');
-  return t === '' || t.endsWith('\n') ? t : `${t}\n`;
-};
-
-/** Git-style unified diff of two markdown texts (labelled a/URL and b/URL) and its parsed form. */
-export function markdownDiff(previous: string, current: string, url: string): MarkdownDiff {
-  const a = withFinalNewline(previous);
-  const b = withFinalNewline(current);
-  if (a === b) return { text: '', json: { files: [] } };
-  const patch =
-    structuredPatch(`a/${url}`, `b/${url}`, a, b, undefined, undefined, {
-      context: CONTEXT,
-      maxEditLength: MAX_EDIT_LENGTH,
-    }) ?? replacedWhole(`a/${url}`, `b/${url}`, a, b);
-  const text = formatPatch({ ...patch, oldHeader: undefined, newHeader: undefined, isGit: true }).replace(
-    /^@@ -(\d+),(\d+) \+(\d+),(\d+) @@/gm,
-    (_m, a: string, b: string, c: string, d: string) => `@@ -${range(+a, +b)} +${range(+c, +d)} @@`,
-  );
-  return { text, json: { files: parsePatch(text).map((p) => parsedFile(p, url)) } };
+/** Git-style unified diff of two markdown texts (`diff --git a/URL b/URL`) and its parsed form (files named URL). */
+export function markdownDiff(previous: string, current: string, url: string): LineDiff {
+  return unifiedDiff(previous, current, { from: url, to: url, git: true });
 }
 
-/** The patch when the texts differ too much for an edit script: common lines at both ends, one hunk between. */
-function replacedWhole(oldName: string, newName: string, a: string, b: string): StructuredPatch {
-  const x = a.split('\n').slice(0, -1);
-  const y = b.split('\n').slice(0, -1);
-  let pre = 0;
-  while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;
-  let suf = 0;
-  while (suf < x.length - pre && suf < y.length - pre && x[x.length - 1 - suf] === y[y.length - 1 - suf]) suf++;
-  const lead = Math.max(0, pre - CONTEXT);
-  const trail = Math.min(suf, CONTEXT);
-  const lines = [
-    ...x.slice(lead, pre).map((l) => ` ${l}`),
-    ...x.slice(pre, x.length - suf).map((l) => `-${l}`),
-    ...y.slice(pre, y.length - suf).map((l) => `+${l}`),
-    ...x.slice(x.length - suf, x.length - suf + trail).map((l) => ` ${l}`),
-  ];
-  const oldLines = x.length - suf + trail - lead;
-  const newLines = y.length - suf + trail - lead;
-  return {
-    oldFileName: oldName,
-    newFileName: newName,
-    oldHeader: undefined,
-    newHeader: undefined,
-    hunks: [
-      {
-        oldStart: oldLines === 0 ? lead : lead + 1,
-        oldLines,
-        newStart: newLines === 0 ? lead : lead + 1,
-        newLines,
-        lines,
-      },
-    ],
-  };
-}
-
-const range = (start: number, count: number): string => (count === 1 ? `${start}` : `${start},${count}`);
-
-/** jsdiff's parsed patch as parse-diff gives it: chunks with headers, changes with line numbers, counts. */
-function parsedFile(patch: StructuredPatch, url: string): ParsedDiffFile {
-  let additions = 0;
-  let deletions = 0;
-  const chunks: DiffChunk[] = patch.hunks.map((h) => {
-    let ln1 = h.oldStart;
-    let ln2 = h.newStart;
-    const changes: DiffChange[] = [];
-    for (const line of h.lines) {
-      if (line.startsWith('+')) {
-        changes.push({ type: 'add', add: true, ln: ln2++, content: line });
-        additions++;
-      } else if (line.startsWith('-')) {
-        changes.push({ type: 'del', del: true, ln: ln1++, content: line });
-        deletions++;
-      } else if (line.startsWith(' ')) {
-        changes.push({ type: 'normal', normal: true, ln1: ln1++, ln2: ln2++, content: line });
-      }
-    }
-    return {
-      content: `@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`,
-      changes,
-      oldStart: h.oldStart,
-      oldLines: h.oldLines,
-      newStart: h.newStart,
-      newLines: h.newLines,
-    };
-  });
-  return { from: url, to: url, chunks, additions, deletions };
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * The fields whose value differs, by dotted path into nested objects ("price.amount"); arrays are compared as
- * whole values; a side that lacks the field is null. Values that are not objects compare as the field `value`.
- */
-export function jsonDiff(previous: unknown, current: unknown): JsonFieldDiff {
-  const out: JsonFieldDiff = {};
-  if (!isPlainObject(previous) || !isPlainObject(current)) {
-    if (isPlainObject(previous) && (current === null || current === undefined)) walk(previous, {}, '', out);
-    else if (isPlainObject(current) && (previous === null || previous === undefined)) walk({}, current, '', out);
-    else if (!deepEqual(previous ?? null, current ?? null))
-      out.value = { previous: previous ?? null, current: current ?? null };
-    return out;
-  }
-  walk(previous, current, '', out);
-  return out;
-}
-
-function walk(p: Record<string, unknown>, c: Record<string, unknown>, prefix: string, out: JsonFieldDiff): void {
-  const keys = [...Object.keys(p), ...Object.keys(c).filter((k) => !Object.hasOwn(p, k))];
-  for (const key of keys) {
-    const path = prefix ? `${prefix}.${key}` : key;
-    const pv = p[key] ?? null;
-    const cv = c[key] ?? null;
-    if (isPlainObject(pv) && isPlainObject(cv)) walk(pv, cv, path, out);
-    else if (!deepEqual(pv, cv)) out[path] = { previous: pv, current: cv };
-  }
+/** The fields whose value differs, by dotted path into nested objects ("price.amount"); see jsonFieldChanges. */
+export function jsonDiff(previous: unknown, current: unknown): JsonFieldChanges {
+  return jsonFieldChanges(previous, current, { paths: 'nested' });
 }

@@ -3,14 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePatch } from 'diff';
-import {
-  MAX_EDIT_LENGTH,
-  classify,
-  contentHash,
-  jsonDiff,
-  markdownDiff,
-  normalizeForCompare,
-} from '../../src/monitor/compare.ts';
+import { classify, contentHash, jsonDiff, markdownDiff, normalizeForCompare } from '../../src/monitor/compare.ts';
+import { MAX_EDIT_DISTANCE as MAX_EDIT_LENGTH } from '../../src/markdown/diff.ts';
 
 const same = (a: string, b: string) => assert.equal(normalizeForCompare(a), normalizeForCompare(b), `${a} vs ${b}`);
 const differ = (a: string, b: string) =>

@@ -3,14 +3,8 @@
 // json mode's field changes, concurrent writers forming one chain, and the bound on large pages.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  MAX_EDIT_DISTANCE,
-  diffLines,
-  jsonChanges,
-  trackChanges,
-  unifiedDiff,
-  urlKeyForChanges,
-} from '../../src/scrape/formats/change-tracking.ts';
+import { jsonChanges, trackChanges, urlKeyForChanges } from '../../src/scrape/formats/change-tracking.ts';
+import { MAX_EDIT_DISTANCE, diffLines, unifiedDiff } from '../../src/markdown/diff.ts';
 import { readSnapshot, recordSnapshot } from '../../src/store/changes.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
 import { openTestDb, storeKinds } from '../helpers/service.ts';

@@ -26,57 +26,26 @@
 //   (deep equality; keys of both sides; a non-object extraction is the field `value`); a first
 //   scrape reports every field with previous null. The current extraction is stored for next time.
 //
-// The line diff is Myers' O((N+M)D) algorithm after stripping the common prefix and suffix,
-// bounded: more than MAX_DIFF_LINES lines in the differing middle of either side, or more than
-// MAX_EDIT_DISTANCE inserted plus deleted lines, and the middle is reported as replaced whole (a
-// valid diff, only not minimal).
+// The line diff and the field diff are src/markdown/diff.ts's, shared with monitors (bounds there: past
+// them the differing middle is reported as replaced whole, a valid diff, only not minimal).
 import { type ChangeSnapshot, recordSnapshot } from '../../store/changes.ts';
 import { normaliseUrl } from '../cache-key.ts';
 import { urlKey } from '../../net/url-key.ts';
 import type { Queryable } from '../../store/db-types.ts';
+import { type JsonFieldChanges, type LineDiff, jsonFieldChanges, unifiedDiff } from '../../markdown/diff.ts';
 
 export type ChangeTrackingMode = 'git-diff' | 'json';
 export type ChangeStatus = 'new' | 'same' | 'changed' | 'removed';
 export type Visibility = 'visible' | 'hidden';
-
-export type DiffChange =
-  | { type: 'normal'; normal: true; ln1: number; ln2: number; content: string }
-  | { type: 'add'; add: true; ln: number; content: string }
-  | { type: 'del'; del: true; ln: number; content: string };
-
-export interface DiffChunk {
-  /** The hunk header, e.g. "@@ -1,4 +1,5 @@". */
-  content: string;
-  changes: DiffChange[];
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
-}
-
-export interface DiffFile {
-  from: string;
-  to: string;
-  chunks: DiffChunk[];
-  additions: number;
-  deletions: number;
-}
-
-export interface ChangeDiff {
-  text: string;
-  json: { files: DiffFile[] };
-}
-
-export type JsonChanges = Record<string, { previous: unknown; current: unknown }>;
 
 export interface ChangeTracking {
   previousScrapeAt: string | null;
   changeStatus: ChangeStatus;
   visibility: Visibility;
   /** git-diff mode, when there is a previous snapshot. */
-  diff?: ChangeDiff;
+  diff?: LineDiff;
   /** json mode. */
-  json?: JsonChanges;
+  json?: JsonFieldChanges;
 }
 
 export interface TrackChangesInput {
@@ -99,10 +68,6 @@ export interface TrackChangesInput {
   /** Default 'visible' (see above). */
   visibility?: Visibility;
 }
-
-export const MAX_DIFF_LINES = 20_000;
-export const MAX_EDIT_DISTANCE = 2_000;
-const CONTEXT = 3;
 
 /** The history key of a URL: urlKey, or the URL with only its fragment dropped when urlKey refuses it. */
 export function urlKeyForChanges(url: string): string {
@@ -170,203 +135,7 @@ function changeStatus(
 
 const comparable = (s: string): string => s.replace(/\r\n?/g, '\n').trimEnd();
 
-// --- JSON mode ---
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.hasOwn(bo, k) && deepEqual(ao[k], bo[k]));
-}
-
-/** Top-level fields whose value differs: {field: {previous, current}} (a missing side is null). */
-export function jsonChanges(previous: unknown, current: unknown): JsonChanges {
-  const out: JsonChanges = {};
-  if (!isPlainObject(previous) && !isPlainObject(current)) {
-    if (!deepEqual(previous ?? null, current ?? null))
-      out.value = { previous: previous ?? null, current: current ?? null };
-    return out;
-  }
-  const p = isPlainObject(previous) ? previous : {};
-  const c = isPlainObject(current) ? current : {};
-  const keys = [...Object.keys(c), ...Object.keys(p).filter((k) => !Object.hasOwn(c, k))];
-  for (const k of keys) {
-    const pv = p[k] ?? null;
-    const cv = c[k] ?? null;
-    if (!deepEqual(pv, cv)) out[k] = { previous: pv, current: cv };
-  }
-  return out;
-}
-
-// --- Line diff ---
-
-/** One step of an edit script: 0 keeps a line of both sides, 1 deletes one of the previous, 2 inserts one of the current. */
-export type Op = 0 | 1 | 2;
-const EQUAL: Op = 0;
-const DELETE: Op = 1;
-const INSERT: Op = 2;
-
-export function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
-/**
- * Myers' shortest edit script of a → b, or undefined when it needs more than maxD edits. Ops in
- * order: Equal consumes one line of each side, Delete one of a, Insert one of b.
- */
-function myers(a: Int32Array, b: Int32Array, maxD: number): Op[] | undefined {
-  const n = a.length;
-  const m = b.length;
-  const max = Math.min(n + m, maxD);
-  const off = max + 1;
-  const v = new Int32Array(2 * max + 3);
-  const trace: Int32Array[] = [];
-  for (let d = 0; d <= max; d++) {
-    // v before step d, for k in [-d-1, d+1] (index k + d + 1).
-    trace.push(v.slice(off - d - 1, off + d + 2));
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
-      let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
-        x++;
-        y++;
-      }
-      v[off + k] = x;
-      if (x >= n && y >= m) return backtrack(trace, n, m);
-    }
-  }
-  return undefined;
-}
-
-function backtrack(trace: Int32Array[], n: number, m: number): Op[] {
-  const ops: Op[] = [];
-  let x = n;
-  let y = m;
-  for (let d = trace.length - 1; d >= 0; d--) {
-    const t = trace[d];
-    const at = (k: number) => t[k + d + 1];
-    const k = x - y;
-    const prevK = k === -d || (k !== d && at(k - 1) < at(k + 1)) ? k + 1 : k - 1;
-    const prevX = d === 0 ? 0 : at(prevK);
-    const prevY = d === 0 ? 0 : prevX - prevK;
-    while (x > prevX && y > prevY) {
-      ops.push(EQUAL);
-      x--;
-      y--;
-    }
-    if (d > 0) {
-      ops.push(x === prevX ? INSERT : DELETE);
-      x = prevX;
-      y = prevY;
-    }
-  }
-  return ops.reverse();
-}
-
-/** The edit script of two line arrays: common prefix and suffix, then Myers (bounded) in between. */
-export function diffLines(a: readonly string[], b: readonly string[]): { ops: Op[]; exact: boolean } {
-  let pre = 0;
-  while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
-  let suf = 0;
-  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
-  const ids = new Map<string, number>();
-  const intern = (lines: readonly string[]) => {
-    const out = new Int32Array(lines.length - pre - suf);
-    for (let i = 0; i < out.length; i++) {
-      const line = lines[pre + i];
-      let id = ids.get(line);
-      if (id === undefined) ids.set(line, (id = ids.size));
-      out[i] = id;
-    }
-    return out;
-  };
-  const midA = a.length - pre - suf;
-  const midB = b.length - pre - suf;
-  let middle: Op[] | undefined;
-  if (midA <= MAX_DIFF_LINES && midB <= MAX_DIFF_LINES) middle = myers(intern(a), intern(b), MAX_EDIT_DISTANCE);
-  const exact = middle !== undefined;
-  middle ??= [...Array<Op>(midA).fill(DELETE), ...Array<Op>(midB).fill(INSERT)];
-  return { ops: [...Array<Op>(pre).fill(EQUAL), ...middle, ...Array<Op>(suf).fill(EQUAL)], exact };
-}
-
-const range = (start: number, count: number): string => (count === 1 ? `${start}` : `${start},${count}`);
-
-/** Git-style unified diff of two texts, with its parsed form. */
-export function unifiedDiff(previous: string, current: string, from = 'previous', to = 'current'): ChangeDiff {
-  const a = splitLines(previous);
-  const b = splitLines(current);
-  const { ops } = diffLines(a, b);
-  // Lines of each side consumed before each op.
-  const posA = new Int32Array(ops.length + 1);
-  const posB = new Int32Array(ops.length + 1);
-  for (let i = 0; i < ops.length; i++) {
-    posA[i + 1] = posA[i] + (ops[i] === INSERT ? 0 : 1);
-    posB[i + 1] = posB[i] + (ops[i] === DELETE ? 0 : 1);
-  }
-  const changed: number[] = [];
-  for (let i = 0; i < ops.length; i++) if (ops[i] !== EQUAL) changed.push(i);
-  if (changed.length === 0) return { text: '', json: { files: [] } };
-
-  // Group changes closer than 2×CONTEXT equal lines into one hunk.
-  const groups: [number, number][] = [];
-  let first = changed[0];
-  let last = changed[0];
-  for (const i of changed.slice(1)) {
-    if (i - last - 1 > 2 * CONTEXT) {
-      groups.push([first, last]);
-      first = i;
-    }
-    last = i;
-  }
-  groups.push([first, last]);
-
-  const chunks: DiffChunk[] = [];
-  const text: string[] = [`--- ${from}`, `+++ ${to}`];
-  let additions = 0;
-  let deletions = 0;
-  for (const [f, l] of groups) {
-    const s = Math.max(0, f - CONTEXT);
-    const e = Math.min(ops.length, l + CONTEXT + 1);
-    const oldLines = posA[e] - posA[s];
-    const newLines = posB[e] - posB[s];
-    const oldStart = oldLines === 0 ? posA[s] : posA[s] + 1;
-    const newStart = newLines === 0 ? posB[s] : posB[s] + 1;
-    const header = `@@ -${range(oldStart, oldLines)} +${range(newStart, newLines)} @@`;
-    text.push(header);
-    const changes: DiffChange[] = [];
-    for (let i = s; i < e; i++) {
-      if (ops[i] === EQUAL) {
-        const content = ` ${a[posA[i]]}`;
-        changes.push({ type: 'normal', normal: true, ln1: posA[i] + 1, ln2: posB[i] + 1, content });
-        text.push(content);
-      } else if (ops[i] === DELETE) {
-        const content = `-${a[posA[i]]}`;
-        changes.push({ type: 'del', del: true, ln: posA[i] + 1, content });
-        text.push(content);
-        deletions++;
-      } else {
-        const content = `+${b[posB[i]]}`;
-        changes.push({ type: 'add', add: true, ln: posB[i] + 1, content });
-        text.push(content);
-        additions++;
-      }
-    }
-    chunks.push({ content: header, changes, oldStart, oldLines, newStart, newLines });
-  }
-  return { text: `${text.join('\n')}\n`, json: { files: [{ from, to, chunks, additions, deletions }] } };
+/** json mode: the top-level fields whose value differs (see the head comment). */
+export function jsonChanges(previous: unknown, current: unknown): JsonFieldChanges {
+  return jsonFieldChanges(previous, current, { paths: 'top-level' });
 }
