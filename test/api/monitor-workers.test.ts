@@ -1,6 +1,7 @@
 // Monitor ticks across real worker processes (issue 17): an API service that runs no jobs and two
 // `npm run worker` processes on one Postgres schema; several 'monitor-tick' jobs with the same `now`
 // sent at once start exactly one check per monitor and scheduled time, and the next interval one more.
+// The ticks do race: without both the row locks and the unique (monitor, scheduled_for) index it fails.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
