@@ -45,15 +45,19 @@ export async function readCachedPage(
 }
 
 export async function writeCachedPage(db: Queryable, cacheKey: string, page: CachedPage): Promise<void> {
-  await db.query(
-    `INSERT INTO page_cache (cache_key, url, final_url, status_code, content_type, headers, body, fetched_at, engine)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
-     ON CONFLICT (cache_key) DO UPDATE SET url = EXCLUDED.url, final_url = EXCLUDED.final_url,
-       status_code = EXCLUDED.status_code, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
-       body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at, engine = EXCLUDED.engine
-     WHERE page_cache.fetched_at <= EXCLUDED.fetched_at`,
-    [
-      cacheKey,
+  await upsertCachedPages(db, [[cacheKey, page]]);
+}
+
+/**
+ * One statement for any number of cached pages (a single write and the batcher's flush share it); a
+ * copy older than the stored one does not replace it.
+ */
+async function upsertCachedPages(db: Queryable, pages: [cacheKey: string, page: CachedPage][]): Promise<void> {
+  const params: unknown[] = [];
+  const values = pages.map(([key, page]) => {
+    const n = params.length;
+    params.push(
+      key,
       page.url,
       page.finalUrl,
       page.statusCode,
@@ -62,7 +66,17 @@ export async function writeCachedPage(db: Queryable, cacheKey: string, page: Cac
       page.body,
       page.fetchedAt,
       page.engine,
-    ],
+    );
+    return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::jsonb, $${n + 7}, $${n + 8}, $${n + 9})`;
+  });
+  await db.query(
+    `INSERT INTO page_cache (cache_key, url, final_url, status_code, content_type, headers, body, fetched_at, engine)
+     VALUES ${values.join(', ')}
+     ON CONFLICT (cache_key) DO UPDATE SET url = EXCLUDED.url, final_url = EXCLUDED.final_url,
+       status_code = EXCLUDED.status_code, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
+       body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at, engine = EXCLUDED.engine
+     WHERE page_cache.fetched_at <= EXCLUDED.fetched_at`,
+    params,
   );
 }
 
@@ -202,31 +216,10 @@ export class PageCacheBatcher {
     const writes = [...this.#writes];
     this.#writes.clear();
     if (writes.length === 0) return;
-    const params: unknown[] = [];
-    const values = writes.map(([key, { page }]) => {
-      const n = params.length;
-      params.push(
-        key,
-        page.url,
-        page.finalUrl,
-        page.statusCode,
-        page.contentType,
-        JSON.stringify(page.headers),
-        page.body,
-        page.fetchedAt,
-        page.engine,
-      );
-      return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}::jsonb, $${n + 7}, $${n + 8}, $${n + 9})`;
-    });
     try {
-      await this.#db.query(
-        `INSERT INTO page_cache (cache_key, url, final_url, status_code, content_type, headers, body, fetched_at, engine)
-         VALUES ${values.join(', ')}
-         ON CONFLICT (cache_key) DO UPDATE SET url = EXCLUDED.url, final_url = EXCLUDED.final_url,
-           status_code = EXCLUDED.status_code, content_type = EXCLUDED.content_type, headers = EXCLUDED.headers,
-           body = EXCLUDED.body, fetched_at = EXCLUDED.fetched_at, engine = EXCLUDED.engine
-         WHERE page_cache.fetched_at <= EXCLUDED.fetched_at`,
-        params,
+      await upsertCachedPages(
+        this.#db,
+        writes.map(([key, w]) => [key, w.page]),
       );
       for (const [, w] of writes) for (const d of w.done) d.resolve();
     } catch (err) {
