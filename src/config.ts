@@ -104,6 +104,15 @@ const envSchema = z.object({
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
   BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
+  BROWSER_SESSIONS_PER_TEAM: z.coerce.number().int().min(1).max(1000).default(10),
+  BROWSER_SESSIONS_MAX: z.coerce.number().int().min(1).max(1000).default(32),
+  BROWSER_SESSION_SPARES: z.coerce.number().int().min(0).max(8).default(1),
+  INTERACT_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  INTERACT_REPLAY_TTL_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24),
   GLEANER_ADBLOCK_LISTS: z.string().optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   FILE_TTL_HOURS: z.coerce
@@ -191,6 +200,14 @@ export interface Config {
   media: MediaConfig;
   chromiumPath: string;
   browserMaxPages: number;
+  /** Browser sessions (src/interact/): limits, warm spares, idle expiry of interact sessions, replay window. */
+  sessions: {
+    perTeam: number;
+    perProcess: number;
+    spares: number;
+    interactIdleMs: number;
+    replayTtlMs: number;
+  };
   browserRecycleAfter: number;
   /** Extra ad-block filter list files (EasyList syntax). */
   adblockLists: string[];
@@ -288,6 +305,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     chromiumPath: e.CHROMIUM_PATH,
     browserMaxPages: e.BROWSER_MAX_PAGES,
+    sessions: {
+      perTeam: e.BROWSER_SESSIONS_PER_TEAM,
+      perProcess: e.BROWSER_SESSIONS_MAX,
+      spares: e.BROWSER_SESSION_SPARES,
+      interactIdleMs: e.INTERACT_IDLE_TIMEOUT_SECONDS * 1000,
+      replayTtlMs: e.INTERACT_REPLAY_TTL_HOURS * 3_600_000,
+    },
     browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,
     adblockLists: (e.GLEANER_ADBLOCK_LISTS ?? '')
       .split(',')

@@ -186,6 +186,38 @@ const monitorErrors = {
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
+const interactErrors = {
+  BROWSER_SESSION_NOT_FOUND: {
+    status: 404,
+    meaning: 'No such browser session (or interact job) for this team',
+  },
+  BROWSER_SESSION_DESTROYED: {
+    status: 410,
+    meaning: 'The browser session was stopped (DELETE, idle expiry, ttl): it cannot run code again',
+  },
+  INTERACT_REPLAY_UNAVAILABLE: {
+    status: 409,
+    meaning:
+      'POST /v2/scrape/{id}/interact: the scrape cannot be replayed (zero data retention or lockdown, a failed scrape, or its replay expired)',
+  },
+  BROWSER_SESSION_LIMIT: {
+    status: 429,
+    meaning: 'Too many live browser sessions (BROWSER_SESSIONS_PER_TEAM for the team, BROWSER_SESSIONS_MAX per process)',
+  },
+  BROWSER_SESSION_BUSY: {
+    status: 409,
+    meaning: 'The browser session is being stopped or is still starting in another request',
+  },
+  BROWSER_SESSION_ELSEWHERE: {
+    status: 503,
+    meaning: 'The browser session lives in another API process: send its requests to that process (sticky routing)',
+  },
+  INTERACT_EXECUTION_FAILED: {
+    status: 502,
+    meaning: "The session's browser or sandbox failed while running the code or prompt (not an error of the code itself)",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
 // Errors of the process itself, outside the classes below: logged or printed at start-up, or mapped
 // to one of the codes above before an answer (SSRF_BLOCKED -> SCRAPE_BLOCKED_URL).
 const processErrors = {
@@ -208,6 +240,7 @@ export const errorCodeGroups = [
   { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
   { title: 'LLM', codes: llmErrors },
   { title: 'Monitors', codes: monitorErrors },
+  { title: 'Browser sessions (interact, /v2/browser)', codes: interactErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
 
@@ -220,6 +253,7 @@ export const errorCodes = {
   ...documentErrors,
   ...llmErrors,
   ...monitorErrors,
+  ...interactErrors,
   ...processErrors,
 } as const;
 

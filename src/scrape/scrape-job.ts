@@ -59,12 +59,17 @@ export function finishScrapeJob(
   caller: Caller,
   jobId: string,
   credits: number,
-  json: string | undefined,
+  kept: { json: string; replay: string } | undefined,
   cacheWrite: Promise<void> | undefined,
 ): void {
-  const finished = finishScrape(d.db, { jobId, teamId: caller.teamId, apiKeyId: caller.keyId, credits, json }).catch(
-    (err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'),
-  );
+  const finished = finishScrape(d.db, {
+    jobId,
+    teamId: caller.teamId,
+    apiKeyId: caller.keyId,
+    credits,
+    json: kept?.json,
+    replay: kept?.replay,
+  }).catch((err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'));
   pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, {
     teamId: caller.teamId,
     jobId,

@@ -16,6 +16,7 @@ import { cacheFreshPage, readCachedSource, refuseCacheMiss } from './page-cache.
 import { fetchFresh, type Source } from './page-source.ts';
 import { PendingWrites } from './pending-writes.ts';
 import { type ScrapePlan, planScrape, wantsMedia } from './plan.ts';
+import { scrapeReplay } from './replay.ts';
 import type { ScrapeContext, ScrapeDeps } from './scrape-deps.ts';
 import { failScrapeJob, finishScrapeJob, openScrapeJob } from './scrape-job.ts';
 import type { Slot } from './team-concurrency.ts';
@@ -69,8 +70,9 @@ export class Scraper {
     }
     const { document, credits, cacheWrite } = produced;
     const json = JSON.stringify(document);
-    // Lockdown is treated as zero data retention (spec): neither keeps the document.
-    finishScrapeJob(this.#d, this.pendingWrites, caller, jobId, credits, quiet ? undefined : json, cacheWrite);
+    // Lockdown is treated as zero data retention (spec): neither keeps the document nor its replay.
+    const kept = quiet ? undefined : { json, replay: JSON.stringify(scrapeReplay(req)) };
+    finishScrapeJob(this.#d, this.pendingWrites, caller, jobId, credits, kept, cacheWrite);
     return { document, json, jobId };
   }
 

@@ -483,6 +483,52 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 15,
+    name: 'browser sessions',
+    sql: `
+      -- What a scrape needs to be replayed by POST /v2/scrape/{id}/interact (URL, headers, device,
+      -- location, actions, profile): JSON text, written with the finished scrape, never under
+      -- zero data retention. Read once per session; expired rows are pruned.
+      CREATE TABLE scrape_replays (
+        job_id uuid PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        replay text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX scrape_replays_created ON scrape_replays (created_at);
+
+      -- Live and stopped browser sessions (src/interact/). kind 'interact' is bound to a scrape
+      -- (scrape_job_id, one session per scrape, ever); kind 'browser' is standalone. The process
+      -- holding the browser is \`instance\`; it renews \`seen_at\` while alive, so a session whose
+      -- process died is found and closed by any other process.
+      CREATE TABLE browser_sessions (
+        id uuid PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid,
+        kind text NOT NULL,
+        scrape_job_id uuid UNIQUE,
+        status text NOT NULL DEFAULT 'active',
+        instance text NOT NULL,
+        stream_web_view boolean NOT NULL DEFAULT true,
+        ttl_seconds integer,
+        activity_ttl_seconds integer NOT NULL,
+        cdp_url text NOT NULL,
+        live_view_url text NOT NULL,
+        interactive_live_view_url text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        last_activity timestamptz NOT NULL DEFAULT clock_timestamp(),
+        seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expires_at timestamptz,
+        ended_at timestamptz,
+        end_reason text,
+        duration_ms bigint,
+        credits integer
+      );
+      CREATE INDEX browser_sessions_team ON browser_sessions (team_id, status, created_at DESC);
+      CREATE INDEX browser_sessions_active ON browser_sessions (seen_at) WHERE status = 'active';
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -87,6 +87,8 @@ export interface FinishedScrape {
   credits: number;
   /** The document to keep for GET /v2/scrape/{id}, as JSON text; none under zero data retention. */
   json?: string;
+  /** What POST /v2/scrape/{id}/interact replays (src/interact/replay.ts), as JSON text; none under zero data retention. */
+  replay?: string;
 }
 
 /**
@@ -100,13 +102,15 @@ export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<vo
        INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT $2, $3, $1, $4 WHERE $4 > 0
      ), result AS (
        INSERT INTO scrape_results (job_id, team_id, document) SELECT $1, $2, $5::text WHERE $5::text IS NOT NULL
+     ), replay AS (
+       INSERT INTO scrape_replays (job_id, team_id, replay) SELECT $1, $2, $6::text WHERE $6::text IS NOT NULL
      )
      UPDATE jobs SET status = 'completed', credits = credits + GREATEST($4, 0), updated_at = clock_timestamp(),
        completed_at = COALESCE(completed_at, clock_timestamp())
      WHERE id = $1`,
     // JSON text, not jsonb: nothing queries inside a stored document, and jsonb input costs ~5 ms
     // per 200 KB page (most of a scrape's database time).
-    [f.jobId, f.teamId, f.apiKeyId, f.credits, f.json ?? null],
+    [f.jobId, f.teamId, f.apiKeyId, f.credits, f.json ?? null, f.replay ?? null],
   );
 }
 

@@ -274,6 +274,15 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
       parseRaw(file, fileName, options, opts),
     parseRaw,
 
+    /** POST /v2/scrape/{jobId}/interact (code or prompt). */
+    interact: (jobId: string, body: Record<string, unknown>) => call('POST', `/v2/scrape/${jobId}/interact`, body),
+    /** DELETE /v2/scrape/{jobId}/interact, bodiless. */
+    stopInteract: (jobId: string) => call('DELETE', `/v2/scrape/${jobId}/interact`),
+    createBrowser: (body: Record<string, unknown> = {}) => call('POST', '/v2/browser', body),
+    executeBrowser: (id: string, body: Record<string, unknown>) => call('POST', `/v2/browser/${id}/execute`, body),
+    listBrowsers: (query = '') => call('GET', `/v2/browser${query}`),
+    deleteBrowser: (id: string) => call('DELETE', `/v2/browser/${id}`),
+
     /** The team's creditsUsed (asserting 200), once the storage of earlier scrapes is done. */
     async creditsUsed(): Promise<number> {
       await settled();

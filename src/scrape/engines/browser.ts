@@ -33,7 +33,7 @@ import {
   takeScreenshot,
 } from './browser/actions.ts';
 import { AdBlocker } from './browser/adblock.ts';
-import { type BrowserLocation, cookiesFromHeader, emulation } from './browser/emulation.ts';
+import { type BrowserLocation, emulation } from './browser/emulation.ts';
 import { type Branding, extractBranding } from '../formats/branding.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
 import {
@@ -45,7 +45,7 @@ import {
   missingChromiumError,
 } from './browser/browser-pool.ts';
 import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
-import { isCredentialHeader, sameTarget } from './caller-headers.ts';
+import { prepareContext } from './browser/prepare-context.ts';
 import {
   BadRequestError,
   BlockedUrlError,
@@ -369,34 +369,8 @@ export class BrowserEngine {
       throw new Error('fetch ended');
     }
     state.context = context;
-    if (emu.cookieHeader) await context.addCookies(cookiesFromHeader(emu.cookieHeader, req.url));
-    for (const script of emu.initScripts) await context.addInitScript({ content: script });
-    let blockedAds = 0;
     const blocker = (req.blockAds ?? true) ? await this.#adblocker() : undefined;
-    const css = blocker?.cosmeticCss(req.url);
-    if (css) await context.addInitScript({ content: adoptStylesheet(css) });
-    // The caller's credentials (src/scrape/engines/caller-headers.ts) go with every request the
-    // context makes (extraHTTPHeaders); the page's requests to other hosts are stripped of them.
-    // (A redirect of the page itself is not routed again: its next hop keeps them.)
-    const target = new URL(req.url);
-    const credentials = Object.keys(emu.options.extraHTTPHeaders ?? {}).filter(isCredentialHeader);
-    if (blocker || emu.acceptLanguage || credentials.length) {
-      const accept = emu.acceptLanguage;
-      await context.route('**/*', (route, request) => {
-        if (blocker?.shouldBlock(request.url(), requestType(request), sourceUrl(request))) {
-          blockedAds++;
-          return route.abort('blockedbyclient').catch(() => {});
-        }
-        let headers: Record<string, string> | undefined = accept
-          ? { ...request.headers(), 'accept-language': accept }
-          : undefined;
-        if (credentials.length && !sameTarget(target, new URL(request.url()))) {
-          headers ??= { ...request.headers() };
-          for (const k of credentials) delete headers[k];
-        }
-        return route.continue(headers ? { headers } : undefined).catch(() => {});
-      });
-    }
+    const prepared = await prepareContext(context, req.url, emu, blocker);
 
     const page = await context.newPage();
     const tracker = new NetworkTracker(page);
@@ -472,7 +446,7 @@ export class BrowserEngine {
       actions: outputs,
       storageState,
       branding,
-      blockedAds,
+      blockedAds: prepared.blockedAds(),
       timings: {
         acquireMs: run.acquireMs,
         navigationMs,
@@ -607,25 +581,6 @@ function isMainDocument(page: Page, request: Request): boolean {
   }
 }
 
-function requestType(request: Request): Parameters<AdBlocker['shouldBlock']>[1] {
-  const type = request.resourceType();
-  if (type !== 'document') return type as Parameters<AdBlocker['shouldBlock']>[1];
-  try {
-    return request.frame().parentFrame() ? 'sub_frame' : 'document';
-  } catch {
-    return 'document';
-  }
-}
-
-function sourceUrl(request: Request): string | undefined {
-  try {
-    const frame = request.frame();
-    return request.isNavigationRequest() ? (frame.parentFrame()?.url() ?? frame.url()) : frame.url();
-  } catch {
-    return undefined;
-  }
-}
-
 function redirectChain(request: Request): string[] {
   const hops: string[] = [];
   for (let r = request.redirectedFrom(); r; r = r.redirectedFrom()) hops.unshift(r.url());
@@ -633,13 +588,6 @@ function redirectChain(request: Request): string[] {
 }
 
 // Hiding rules as a constructed stylesheet: applied to the rendering, absent from page.content().
-function adoptStylesheet(css: string): string {
-  return (
-    `(() => { try { const s = new CSSStyleSheet(); s.replaceSync(${JSON.stringify(css)}); ` +
-    'document.adoptedStyleSheets = [...document.adoptedStyleSheets, s]; } catch {} })();'
-  );
-}
-
 function safeHost(url: string): string {
   try {
     return new URL(url).hostname;

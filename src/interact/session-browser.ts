@@ -1,0 +1,200 @@
+// One Chromium per browser session. A session's CDP URL hands its caller the whole browser, so a
+// browser is never shared between sessions: each is a persistent context in a fresh user data
+// directory, started with a DevTools port on 127.0.0.1 (for the sandbox and the CDP proxy) and
+// every connection going through its own SSRF guard proxy (src/scrape/engines/browser/guard-proxy.ts),
+// like a scrape's context.
+//
+// Launching Chromium costs ~0.3-0.6 s, most of a new session's first answer. `SessionLauncher`
+// keeps `spares` browsers launched ahead with the default device (desktop, US, no custom
+// User-Agent), so the common session starts on a warm one; other devices launch cold.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { GuardedLookupOptions } from '../net/ssrf.ts';
+import { CHROMIUM_ARGS, chromiumAvailable } from '../scrape/engines/browser.ts';
+import { type BrowserLocation, type Emulation, emulation } from '../scrape/engines/browser/emulation.ts';
+import { GuardProxy } from '../scrape/engines/browser/guard-proxy.ts';
+import { BrowserUnavailableError } from '../errors.ts';
+import type { LiveBrowser } from './live-browser.ts';
+
+export interface SessionBrowserOptions {
+  executablePath: string;
+  /** Allow private/loopback targets (metadata addresses stay blocked). */
+  allowPrivateNetwork: boolean;
+  /** Resolver and exception hook for the SSRF guard (tests). */
+  ssrf?: Pick<GuardedLookupOptions, 'resolver' | 'isAllowed'>;
+  /** Longest Chromium start-up. Default 30 s. */
+  launchTimeoutMs?: number;
+}
+
+/** The device a session's browser emulates: fixed at launch (viewport, User-Agent, locale, timezone). */
+export interface SessionDevice {
+  mobile: boolean;
+  location?: BrowserLocation;
+  /** Caller headers: `user-agent` is a launch option, the rest are set on the context after launch. */
+  headers?: Record<string, string>;
+  skipTlsVerification: boolean;
+}
+
+export const DEFAULT_DEVICE: SessionDevice = { mobile: false, skipTlsVerification: true };
+
+export class SessionBrowser implements LiveBrowser {
+  readonly context: BrowserContext;
+  readonly cdpEndpoint: string;
+  /** Chromium's version ("156.0.8078.73"), for truthful User-Agent strings. */
+  readonly version: string;
+  readonly #guard: GuardProxy;
+  readonly #userDataDir: string;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  private constructor(context: BrowserContext, cdpEndpoint: string, version: string, guard: GuardProxy, dir: string) {
+    this.context = context;
+    this.cdpEndpoint = cdpEndpoint;
+    this.version = version;
+    this.#guard = guard;
+    this.#userDataDir = dir;
+    context.on('close', () => {
+      this.#closed = true;
+    });
+  }
+
+  static async launch(opts: SessionBrowserOptions, device: SessionDevice): Promise<SessionBrowser> {
+    if (!chromiumAvailable(opts.executablePath))
+      throw new BrowserUnavailableError(
+        `Browser sessions need Chromium, and it was not found at ${opts.executablePath}. ` +
+          'Install it (Debian/Ubuntu: apt-get install chromium) or set CHROMIUM_PATH to its executable.',
+      );
+    const version = await chromiumVersion(opts.executablePath);
+    const emu = deviceEmulation(device, version);
+    const guard = await GuardProxy.start({ ...opts.ssrf, allowPrivateNetwork: opts.allowPrivateNetwork });
+    const dir = await mkdtemp(join(tmpdir(), 'gleaner-session-'));
+    let context: BrowserContext;
+    try {
+      const { chromium } = await import('playwright-core');
+      const { extraHTTPHeaders, ...launchOptions } = emu.options;
+      context = await chromium.launchPersistentContext(dir, {
+        ...launchOptions,
+        executablePath: opts.executablePath,
+        headless: true,
+        args: [...CHROMIUM_ARGS, '--remote-debugging-port=0'],
+        timeout: opts.launchTimeoutMs ?? 30_000,
+        proxy: { server: guard.url },
+        ignoreHTTPSErrors: device.skipTlsVerification,
+        serviceWorkers: 'block',
+        acceptDownloads: false,
+      });
+      if (extraHTTPHeaders && Object.keys(extraHTTPHeaders).length) await context.setExtraHTTPHeaders(extraHTTPHeaders);
+    } catch (err) {
+      await guard.close();
+      await rm(dir, { recursive: true, force: true });
+      throw new BrowserUnavailableError(
+        `Chromium could not be started for a browser session: ${(err as Error).message}`,
+      );
+    }
+    // Chromium writes its DevTools port and browser target path once it listens.
+    const [port, path] = (await readFile(join(dir, 'DevToolsActivePort'), 'utf8')).trim().split('\n');
+    return new SessionBrowser(context, `ws://127.0.0.1:${port}${path}`, version, guard, dir);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async page(): Promise<Page> {
+    const pages = this.context.pages().filter((p) => !p.isClosed());
+    return pages.at(-1) ?? this.context.newPage();
+  }
+
+  /** Closes Chromium, its guard proxy and its user data directory; safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await this.context.close().catch(() => undefined);
+      await this.#guard.close().catch(() => undefined);
+      await rm(this.#userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    })();
+    return this.#closing;
+  }
+}
+
+/** The context options, init scripts and cookies that realise a device on this Chromium. */
+export function deviceEmulation(device: SessionDevice, browserVersion: string): Emulation {
+  return emulation({ mobile: device.mobile, location: device.location, headers: device.headers, browserVersion });
+}
+
+const versions = new Map<string, Promise<string>>();
+
+/** "156.0.8078.73" from `chromium --version`, once per executable per process. */
+function chromiumVersion(executablePath: string): Promise<string> {
+  let v = versions.get(executablePath);
+  if (!v) {
+    v = promisify(execFile)(executablePath, ['--version'], { timeout: 10_000 }).then(
+      ({ stdout }) => /(\d+\.\d+\.\d+\.\d+)/.exec(stdout)?.[1] ?? '140.0.0.0',
+      () => '140.0.0.0',
+    );
+    versions.set(executablePath, v);
+  }
+  return v;
+}
+
+/** Whether a session with this device can take a spare launched with DEFAULT_DEVICE. */
+function fitsSpare(device: SessionDevice): boolean {
+  const ua = Object.keys(device.headers ?? {}).some((h) => h.toLowerCase() === 'user-agent');
+  const lang = Object.keys(device.headers ?? {}).some((h) => h.toLowerCase() === 'accept-language');
+  const loc = device.location;
+  const defaultLocation = !loc || ((loc.country ?? 'US').toUpperCase() === 'US' && !loc.languages?.length);
+  return !device.mobile && device.skipTlsVerification && !ua && !lang && defaultLocation;
+}
+
+/**
+ * Launches session browsers, keeping `spares` default-device browsers launched ahead. A spare
+ * given out is replaced in the background; `close()` closes the spares.
+ */
+export class SessionLauncher {
+  readonly #opts: SessionBrowserOptions;
+  readonly #spares: Promise<SessionBrowser | undefined>[] = [];
+  readonly #wanted: number;
+  #closed = false;
+
+  constructor(opts: SessionBrowserOptions & { spares?: number }) {
+    this.#opts = opts;
+    this.#wanted = chromiumAvailable(opts.executablePath) ? (opts.spares ?? 1) : 0;
+  }
+
+  /** Starts the spares (call once the process serves requests). */
+  warm(): void {
+    while (!this.#closed && this.#spares.length < this.#wanted) this.#spares.push(this.#launchSpare());
+  }
+
+  async launch(device: SessionDevice): Promise<SessionBrowser> {
+    if (fitsSpare(device)) {
+      while (this.#spares.length) {
+        const spare = await this.#spares.shift();
+        this.warm();
+        if (spare && !spare.closed) {
+          const headers = deviceEmulation(device, spare.version).options.extraHTTPHeaders;
+          if (headers && Object.keys(headers).length) await spare.context.setExtraHTTPHeaders(headers);
+          return spare;
+        }
+      }
+    }
+    return SessionBrowser.launch(this.#opts, device);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const spares = this.#spares.splice(0);
+    await Promise.all(spares.map(async (s) => (await s)?.close()));
+  }
+
+  #launchSpare(): Promise<SessionBrowser | undefined> {
+    const p = SessionBrowser.launch(this.#opts, DEFAULT_DEVICE).catch(() => undefined);
+    // A spare that was still launching when close() ran closes itself.
+    void p.then((b) => (this.#closed ? b?.close() : undefined));
+    return p;
+  }
+}

@@ -1,0 +1,234 @@
+// POST/DELETE /v2/scrape/{jobId}/interact against real Chromium, the real sandbox and the fixture
+// site: the spec's state machine (no session → live → destroyed, 410 after), every status it names
+// (403 404 409 402 429 410 503), the replay of the scrape's page state (cookies from headers,
+// actions), state kept across calls and languages, the timeout kill, idle expiry and billing.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import type { FixtureSite } from '../fixtures/site/index.ts';
+import { type Api, apiClient } from '../helpers/api.ts';
+import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
+import { createApiKey, ensureTeam, findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
+import '../helpers/loopback-dns.ts';
+
+const formPage = `<!DOCTYPE html><html><head><title>Interact form</title></head><body>
+<main><h1>Interact form</h1><input id="q" name="q"><p id="cookie"></p>
+<button id="go" onclick="document.getElementById('out').textContent = 'clicked ' + document.getElementById('q').value">Go</button>
+<p id="out"></p></main>
+<script>document.getElementById('cookie').textContent = document.cookie;</script></body></html>`;
+
+describe('interact: a browser session bound to a scrape', () => {
+  let site: FixtureSite;
+  let svc: TestService;
+  let api: Api;
+  let main: string;
+
+  before(async () => {
+    ({ site, svc, api, main } = await startSiteAndService({
+      env: { BROWSER_SESSIONS_PER_TEAM: '3', INTERACT_IDLE_TIMEOUT_SECONDS: '600' },
+    }));
+    site.mutable.set('/mutable/interact/form', { html: formPage });
+  });
+  after(() => stopSiteAndService(svc, site));
+
+  async function scrapeId(body: Record<string, unknown> = {}): Promise<string> {
+    const res = await api.scrape({ url: `${main}/mutable/interact/form`, formats: ['markdown'], ...body } as never);
+    assert.equal(res.status, 200, res.text);
+    return res.json.data.metadata.scrapeId;
+  }
+
+  test('the first call replays the scrape (cookies from headers, actions); later calls reuse the live page; DELETE ends it; then 410', async () => {
+    const id = await scrapeId({
+      headers: { cookie: 'flavour=lemon' },
+      actions: [{ type: 'write', selector: '#q', text: 'typed by the scrape' }],
+    });
+    const first = await api.interact(id, { code: "await page.inputValue('#q')", language: 'node' });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.json.success, true, first.text);
+    assert.equal(first.json.result, JSON.stringify('typed by the scrape'));
+    assert.match(first.json.cdpUrl, /^ws:\/\//);
+    assert.match(first.json.liveViewUrl, /^http:\/\//);
+    assert.notEqual(first.json.liveViewUrl, first.json.interactiveLiveViewUrl);
+    assert.equal(first.json.killed, false);
+    assert.equal(first.json.exitCode, 0);
+
+    const cookie = await api.interact(id, { code: "await page.textContent('#cookie')" });
+    assert.equal(JSON.parse(cookie.json.result), 'flavour=lemon');
+
+    // State set by one call is read by the next, across languages.
+    const set = await api.interact(id, { code: "await page.fill('#q', 'from node'); console.log('set'); 1 + 1" });
+    assert.equal(set.json.stdout.trim(), 'set');
+    assert.equal(set.json.result, '2');
+    const py = await api.interact(id, {
+      language: 'python',
+      code: "v = await page.input_value('#q')\nprint(v)",
+    });
+    assert.equal(py.json.success, true, py.text);
+    assert.equal(py.json.stdout.trim(), 'from node');
+    const bash = await api.interact(id, { language: 'bash', code: 'agent-browser get value "#q"' });
+    assert.equal(bash.json.success, true, bash.text);
+    assert.match(bash.json.stdout, /from node/);
+
+    const stop = await api.stopInteract(id);
+    assert.equal(stop.status, 200, stop.text);
+    assert.equal(stop.json.success, true);
+    assert.equal(stop.json.status, 'destroyed');
+    assert.ok(Number.isInteger(stop.json.sessionDurationMs) && stop.json.sessionDurationMs > 0);
+    assert.equal(stop.json.creditsBilled, Math.ceil((Math.ceil(stop.json.sessionDurationMs / 1000) * 2) / 60));
+
+    const again = await api.interact(id, { code: '1' });
+    assert.equal(again.status, 410, again.text);
+    assert.equal(again.json.code, 'BROWSER_SESSION_DESTROYED');
+    assert.equal((await api.stopInteract(id)).status, 410);
+
+    // The session is in the activity listing, billed.
+    const activity = await api.activity('?endpoint=interact');
+    const entry = activity.json.data.find((e: { id: string }) => e.id);
+    assert.ok(entry, activity.text);
+  });
+
+  test('code errors answer 200 with success false; an endless loop is killed at its timeout and the session lives on', async () => {
+    const id = await scrapeId();
+    const thrown = await api.interact(id, { code: "throw new Error('boom')" });
+    assert.equal(thrown.status, 200);
+    assert.equal(thrown.json.success, false);
+    assert.match(thrown.json.error, /boom/);
+    assert.notEqual(thrown.json.exitCode, 0);
+
+    await api.interact(id, { code: "await page.fill('#q', 'before the loop')" });
+    const t0 = Date.now();
+    const loop = await api.interact(id, { code: 'while (true) {}', timeout: 2 });
+    const took = Date.now() - t0;
+    assert.equal(loop.status, 200, loop.text);
+    assert.equal(loop.json.killed, true);
+    assert.equal(loop.json.success, false);
+    assert.ok(took < 4000, `killed after ${took} ms`);
+    const after = await api.interact(id, { code: "await page.inputValue('#q')" });
+    assert.equal(after.json.success, true, after.text);
+    assert.equal(JSON.parse(after.json.result), 'before the loop');
+    await api.stopInteract(id);
+  });
+
+  test('a standard CDP client connects through cdpUrl and sees the session page', async () => {
+    const id = await scrapeId();
+    const first = await api.interact(id, { code: "await page.fill('#q', 'over cdp')" });
+    const browser = await chromium.connectOverCDP(first.json.cdpUrl);
+    try {
+      const page = browser.contexts()[0].pages().at(-1)!;
+      assert.equal(await page.inputValue('#q'), 'over cdp');
+    } finally {
+      await browser.close();
+    }
+    const bad = first.json.cdpUrl.replace(/token=[^&]+/, 'token=wrong').replace(/\/[A-Za-z0-9_-]{22,}$/, '/wrong');
+    await assert.rejects(chromium.connectOverCDP(bad, { timeout: 5000 }));
+    await api.stopInteract(id);
+  });
+
+  test('404 unknown job, 403 another team, 409 zero data retention and expired replay, 429 over the team limit', async () => {
+    assert.equal((await api.interact(randomUUID(), { code: '1' })).status, 404);
+    assert.equal((await api.interact('not-a-uuid', { code: '1' })).status, 404);
+    assert.equal((await api.stopInteract(randomUUID())).status, 404);
+
+    const id = await scrapeId();
+    const other = await ensureTeam(svc.db, 'interact-other');
+    const otherApi = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
+    const forbidden = await otherApi.interact(id, { code: '1' });
+    assert.equal(forbidden.status, 403, forbidden.text);
+    assert.equal((await otherApi.stopInteract(id)).status, 404);
+
+    const zdr = await scrapeId({ zeroDataRetention: true });
+    const refused = await api.interact(zdr, { code: '1' });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json.code, 'INTERACT_REPLAY_UNAVAILABLE');
+
+    const old = await scrapeId();
+    await svc.settled();
+    await svc.db.query(`UPDATE scrape_replays SET created_at = now() - interval '2 days' WHERE job_id = $1`, [old]);
+    const expired = await api.interact(old, { code: '1' });
+    assert.equal(expired.status, 409);
+    assert.match(expired.json.error, /no longer be replayed/);
+
+    // Bad input names the field.
+    const both = await api.interact(id, { code: '1', prompt: 'x' });
+    assert.equal(both.status, 400);
+    assert.match(both.text, /prompt/);
+    assert.equal((await api.interact(id, { code: '1', timeout: 301 })).status, 400);
+    assert.equal((await api.interact(id, {})).status, 400);
+
+    // The team limit is 3 live sessions.
+    const ids = [await scrapeId(), await scrapeId(), await scrapeId(), await scrapeId()];
+    for (const s of ids.slice(0, 3)) assert.equal((await api.interact(s, { code: '1' })).status, 200);
+    const over = await api.interact(ids[3], { code: '1' });
+    assert.equal(over.status, 429, over.text);
+    assert.equal(over.json.code, 'BROWSER_SESSION_LIMIT');
+    for (const s of ids.slice(0, 3)) assert.equal((await api.stopInteract(s)).status, 200);
+    assert.equal((await api.interact(ids[3], { code: '1' })).status, 200);
+    await api.stopInteract(ids[3]);
+  });
+
+  test('402 when the team cannot pay a minute of browser time', async () => {
+    const id = await scrapeId();
+    const team = await findTeamByName(svc.db, svc.config.defaultTeam);
+    await svc.settled();
+    const used = await api.creditsUsed();
+    await setCreditQuota(svc.db, team!.id, used + 1);
+    try {
+      const res = await api.interact(id, { code: '1' });
+      assert.equal(res.status, 402, res.text);
+    } finally {
+      await setCreditQuota(svc.db, team!.id, null);
+    }
+  });
+
+  test('a prompt without an LLM configured is a 503 naming the setting; language node with a prompt is accepted', async () => {
+    const id = await scrapeId();
+    const res = await api.interact(id, { prompt: 'Click Go', language: 'node' });
+    assert.equal(res.status, 503, res.text);
+    assert.match(res.json.error, /OPENAI_BASE_URL|MODEL_NAME|OPENAI_API_KEY/);
+    await api.stopInteract(id).catch(() => undefined);
+  });
+});
+
+describe('interact: idle expiry and a missing browser', () => {
+  test('an idle session ends after INTERACT_IDLE_TIMEOUT_SECONDS, billed until then; POST is then 410', async () => {
+    const { site, svc, api, main } = await startSiteAndService({ env: { INTERACT_IDLE_TIMEOUT_SECONDS: '1' } });
+    try {
+      site.mutable.set('/mutable/idle', { html: formPage });
+      const res = await api.scrape({ url: `${main}/mutable/idle`, formats: ['markdown'] } as never);
+      const id = res.json.data.metadata.scrapeId;
+      assert.equal((await api.interact(id, { code: '1' })).status, 200);
+      const deadline = Date.now() + 10_000;
+      let row: { status: string; end_reason: string; duration_ms: string } | undefined;
+      while (Date.now() < deadline) {
+        row = (
+          await svc.db.query<{ status: string; end_reason: string; duration_ms: string }>(
+            'SELECT status, end_reason, duration_ms FROM browser_sessions WHERE scrape_job_id = $1',
+            [id],
+          )
+        ).rows[0];
+        if (row?.status === 'destroyed') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(row?.status, 'destroyed');
+      assert.equal(row?.end_reason, 'idle');
+      assert.equal((await api.interact(id, { code: '1' })).status, 410);
+    } finally {
+      await stopSiteAndService(svc, site);
+    }
+  });
+
+  test('without Chromium: 503 BROWSER_UNAVAILABLE naming the fix', async () => {
+    const { site, svc, api, main } = await startSiteAndService({ env: { CHROMIUM_PATH: '/nonexistent/chromium' } });
+    try {
+      const res = await api.scrape({ url: `${main}/`, formats: ['markdown'] } as never);
+      const id = res.json.data.metadata.scrapeId;
+      const refused = await api.interact(id, { code: '1' });
+      assert.equal(refused.status, 503, refused.text);
+      assert.equal(refused.json.code, 'BROWSER_UNAVAILABLE');
+      assert.match(refused.json.error, /CHROMIUM_PATH/);
+    } finally {
+      await stopSiteAndService(svc, site);
+    }
+  });
+});
