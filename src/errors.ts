@@ -186,6 +186,14 @@ const monitorErrors = {
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
+const interactErrors = {
+  SANDBOX_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      "Running code needs the bubblewrap sandbox (`bwrap`, Debian's `bubblewrap` package) and it is missing or fails",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
 // Errors of the process itself, outside the classes below: logged or printed at start-up, or mapped
 // to one of the codes above before an answer (SSRF_BLOCKED -> SCRAPE_BLOCKED_URL).
 const processErrors = {
@@ -208,6 +216,7 @@ export const errorCodeGroups = [
   { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
   { title: 'LLM', codes: llmErrors },
   { title: 'Monitors', codes: monitorErrors },
+  { title: 'Interact (live browser sessions)', codes: interactErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
 
@@ -220,6 +229,7 @@ export const errorCodes = {
   ...documentErrors,
   ...llmErrors,
   ...monitorErrors,
+  ...interactErrors,
   ...processErrors,
 } as const;
 
@@ -514,6 +524,18 @@ export class LlmInvalidSchemaError extends LlmError {
 }
 
 /** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
+// ---- Interact
+
+/**
+ * Code cannot run: `bwrap` (Debian's `bubblewrap` package) is missing or cannot make its namespaces.
+ * Code never runs outside the sandbox, so there is no fallback.
+ */
+export class SandboxUnavailableError extends ApiError {
+  constructor(message: string) {
+    super('SANDBOX_UNAVAILABLE', message);
+  }
+}
+
 export class ParseError extends ApiError {}
 
 /** The document parser threads are all busy and their queue is full (POST /v2/parse answers 503). */
