@@ -295,6 +295,27 @@ describe('interact sandbox: isolation', () => {
     assert.equal((await ok('bash', 'agent-browser get title')).stdout.trim(), 'Form page');
   });
 
+  it('hands on no descriptor of the server', async () => {
+    assert.equal((await ok('bash', 'ls /proc/$$/fd; exit 0')).stdout, '0\n1\n2\n');
+  });
+
+  it('a call over memoryMb is killed by the cgroup, and the sandbox goes on', async (t) => {
+    if (logged.some((m) => /cgroup/.test(m))) return t.skip(`no cgroup here: ${logged.join('; ')}`);
+    const small = await Sandbox.start({ cdpEndpoint, memoryMb: 256 });
+    try {
+      const hog = await small.run({
+        language: 'python',
+        code: "x = b'x' * (600 * 1024 * 1024)\nprint('allocated')",
+        timeoutMs: 20_000,
+      });
+      assert.notEqual(hog.exitCode, 0);
+      assert.equal(hog.stdout, '');
+      assert.equal((await small.run({ language: 'node', code: '1+1', timeoutMs: 10_000 })).result, '2');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('runs as nobody in its own namespaces', async () => {
     const id = await ok(
       'bash',

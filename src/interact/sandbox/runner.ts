@@ -7,6 +7,7 @@
 import net from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Console } from 'node:console';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -17,6 +18,7 @@ import { SANDBOX_CDP_PORT, SANDBOX_PATHS } from './protocol.ts';
 import type { RunnerConfig, RunnerMessage, SandboxLanguage, ServerMessage } from './protocol.ts';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as RunnerConfig;
+closeInheritedFds();
 const control = new net.Socket({ fd: 3, readable: true, writable: true });
 const send = (message: RunnerMessage) => control.write(`${JSON.stringify(message)}\n`);
 const diagnostics = process.stderr.write.bind(process.stderr);
@@ -55,6 +57,24 @@ for (const stream of ['stdout', 'stderr'] as const) {
 // Work the caller's code left running must not take the runner down.
 process.on('unhandledRejection', (reason) => emit('stderr', `Unhandled rejection: ${describe(reason)}\n`));
 process.on('uncaughtException', (err) => emit('stderr', `Uncaught exception: ${describe(err)}\n`));
+
+/**
+ * bwrap hands on every descriptor the server had without close-on-exec (one it inherited from its
+ * own parent, say): close those, keeping stdio and the control channel. Node's own descriptors
+ * are all close-on-exec, which /proc/self/fdinfo shows (O_CLOEXEC, octal 02000000).
+ */
+function closeInheritedFds(): void {
+  for (const name of readdirSync('/proc/self/fd')) {
+    const fd = Number(name);
+    if (fd <= 3) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags && (parseInt(flags, 8) & 0o2000000) === 0) closeSync(fd);
+    } catch {
+      // the directory's own descriptor, gone already
+    }
+  }
+}
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
