@@ -140,8 +140,12 @@ export class Sandbox {
 
   /** Runs one call; calls on the same sandbox run one after another. */
   run(call: SandboxRun): Promise<SandboxResult> {
-    if (!LANGUAGES.includes(call.language)) throw new TypeError(`Unknown language: ${String(call.language)}`);
-    if (!(call.timeoutMs > 0)) throw new RangeError(`timeoutMs must be positive, not ${call.timeoutMs}`);
+    if (!LANGUAGES.includes(call.language)) {
+      return Promise.reject(new TypeError(`Unknown language: ${String(call.language)}`));
+    }
+    if (!(call.timeoutMs > 0)) {
+      return Promise.reject(new RangeError(`timeoutMs must be positive, not ${call.timeoutMs}`));
+    }
     const result = this.#queue.then(() => this.#runOne(call));
     this.#queue = result.catch(() => {});
     return result;
