@@ -216,6 +216,11 @@ const interactErrors = {
     status: 502,
     meaning: "The session's browser or sandbox failed while running the code or prompt (not an error of the code itself)",
   },
+  SANDBOX_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      "Running code needs the bubblewrap sandbox (`bwrap`, Debian's `bubblewrap` package) and it is missing or fails",
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 // Errors of the process itself, outside the classes below: logged or printed at start-up, or mapped
@@ -548,6 +553,18 @@ export class LlmInvalidSchemaError extends LlmError {
 }
 
 /** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
+// ---- Interact
+
+/**
+ * Code cannot run: `bwrap` (Debian's `bubblewrap` package) is missing or cannot make its namespaces.
+ * Code never runs outside the sandbox, so there is no fallback.
+ */
+export class SandboxUnavailableError extends ApiError {
+  constructor(message: string) {
+    super('SANDBOX_UNAVAILABLE', message);
+  }
+}
+
 export class ParseError extends ApiError {}
 
 /** The document parser threads are all busy and their queue is full (POST /v2/parse answers 503). */

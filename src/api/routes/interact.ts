@@ -62,6 +62,7 @@ export async function interactRoutes(
     'BROWSER_SESSION_LIMIT',
     'INTERACT_EXECUTION_FAILED',
     'BROWSER_UNAVAILABLE',
+    'SANDBOX_UNAVAILABLE',
     'LLM_UNAVAILABLE',
   ]);
 
