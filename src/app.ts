@@ -12,6 +12,7 @@ import { batchScrapeRoutes } from './api/routes/batch.ts';
 import { crawlRoutes } from './api/routes/crawl.ts';
 import { extractRoutes } from './api/routes/extract.ts';
 import { healthRoutes } from './api/routes/health.ts';
+import { interactRoutes } from './api/routes/interact.ts';
 import { mapRoutes } from './api/routes/map.ts';
 import { monitorRoutes } from './api/routes/monitor.ts';
 import { parseRoutes } from './api/routes/parse.ts';
@@ -23,6 +24,10 @@ import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import type { SiteFiles } from './crawl/site-files.ts';
 import { Extractor } from './extract/extract.ts';
+import { Sandbox } from './interact/sandbox/sandbox.ts';
+import { BrowserSessions } from './interact/sessions.ts';
+import { SessionLauncher } from './interact/session-browser.ts';
+import { AdBlocker } from './scrape/engines/browser/adblock.ts';
 import { Monitors } from './monitor/monitors.ts';
 import { MonitorScheduler } from './monitor/scheduler.ts';
 import { UploadParser } from './scrape/parse-upload.ts';
@@ -96,6 +101,10 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     llmMaxOutputTokens: config.llm.maxOutputTokens,
   });
   await app.register(parseRoutes, { uploadParser });
+  await app.register(interactRoutes, {
+    sessions: browserSessions(app, config, db, stack),
+    publicUrl: config.publicUrl,
+  });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {
@@ -119,6 +128,40 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     await app.register(monitorRoutes, { monitors: new Monitors({ db, scheduler }), publicUrl: config.publicUrl });
   }
   return app;
+}
+
+// Browser sessions live in this process: each a Chromium of its own and a sandbox for code. They end
+// (billed) when the app closes.
+function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: ScrapeStack): BrowserSessions {
+  let adblocker: Promise<AdBlocker> | undefined;
+  const sessions = new BrowserSessions({
+    db,
+    log: app.log,
+    launcher: new SessionLauncher({
+      executablePath: config.chromiumPath,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      spares: config.sessions.spares,
+    }),
+    startRunner: (browser) => Sandbox.start({ cdpEndpoint: browser.cdpEndpoint, log: (m) => app.log.warn(m) }),
+    runPrompt: () => {
+      throw new Error('not yet');
+    },
+    makeAccess: () => ({ cdp: 'x', view: 'y', interactive: 'z' }),
+    urlsOf: (base, id) => ({
+      cdpUrl: `${base}/${id}`,
+      liveViewUrl: `${base}/${id}`,
+      interactiveLiveViewUrl: `${base}/${id}`,
+    }),
+    adblocker: () => (adblocker ??= AdBlocker.load(config.adblockLists)),
+    perTeam: config.sessions.perTeam,
+    perProcess: config.sessions.perProcess,
+    interactIdleMs: config.sessions.interactIdleMs,
+    replayTtlMs: config.sessions.replayTtlMs,
+  });
+  app.addHook('onReady', async () => sessions.start());
+  app.addHook('onClose', async () => sessions.close());
+  void stack;
+  return sessions;
 }
 
 // On close: open streams get 1001 (going away); a client that does not answer the closing

@@ -6,7 +6,8 @@
 //
 // Launching Chromium costs ~0.3-0.6 s, most of a new session's first answer. `SessionLauncher`
 // keeps `spares` browsers launched ahead with the default device (desktop, US, no custom
-// User-Agent), so the common session starts on a warm one; other devices launch cold.
+// User-Agent), from the first session on, so the common session starts on a warm one; other
+// devices launch cold.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -165,12 +166,15 @@ export class SessionLauncher {
     this.#wanted = chromiumAvailable(opts.executablePath) ? (opts.spares ?? 1) : 0;
   }
 
-  /** Starts the spares (call once the process serves requests). */
+  /** Starts the spares that are missing. */
   warm(): void {
     while (!this.#closed && this.#spares.length < this.#wanted) this.#spares.push(this.#launchSpare());
   }
 
   async launch(device: SessionDevice): Promise<SessionBrowser> {
+    // Spares start with the first session, not with the process: a service that never opens a
+    // session never runs a Chromium for them.
+    this.warm();
     if (fitsSpare(device)) {
       while (this.#spares.length) {
         const spare = await this.#spares.shift();

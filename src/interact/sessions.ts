@@ -148,7 +148,6 @@ export class BrowserSessions {
   }
 
   start(): void {
-    this.#o.launcher.warm();
     this.#sweeper = setInterval(() => void this.#sweep(), this.#o.sweepMs ?? 1000);
     this.#sweeper.unref();
     const renewMs = this.#o.renewMs ?? 30_000;
@@ -171,7 +170,7 @@ export class BrowserSessions {
   // ---- POST/DELETE /v2/scrape/{jobId}/interact
 
   async interact(caller: Caller, jobId: string, req: InteractRequest, baseUrl: string): Promise<InteractResult> {
-    const session = await this.#interactSession(caller, jobId, baseUrl);
+    const session = await this.#interactSession(caller, jobId, baseUrl, req.code !== undefined);
     return this.#call(
       session,
       req.prompt !== undefined ? { prompt: req.prompt } : { code: req.code!, language: req.language },
@@ -208,6 +207,7 @@ export class BrowserSessions {
       profile: req.profile && { name: req.profile.name, save: req.profile.saveChanges },
       device: DEFAULT_DEVICE,
       replay: undefined,
+      eagerRunner: true,
     });
     return { id: s.id, urls: s.urls, expiresAt: new Date(s.endsAt!) };
   }
@@ -246,7 +246,7 @@ export class BrowserSessions {
 
   // ---- internals
 
-  async #interactSession(caller: Caller, jobId: string, baseUrl: string): Promise<LiveSession> {
+  async #interactSession(caller: Caller, jobId: string, baseUrl: string, eagerRunner: boolean): Promise<LiveSession> {
     const creating = this.#creating.get(jobId);
     if (creating) {
       const s = await creating;
@@ -288,6 +288,7 @@ export class BrowserSessions {
         skipTlsVerification: replay.skipTlsVerification,
       },
       replay,
+      eagerRunner,
     });
     this.#creating.set(jobId, opening);
     try {
@@ -328,6 +329,8 @@ export class BrowserSessions {
       profile: { name: string; save: boolean } | undefined;
       device: SessionDevice;
       replay: ScrapeReplay | undefined;
+      /** Start the code sandbox alongside the replay (the first call runs code). */
+      eagerRunner: boolean;
     },
   ): Promise<LiveSession> {
     if (this.#closed) throw new ApiError('INTERACT_EXECUTION_FAILED', 'The server is shutting down.');
@@ -384,8 +387,14 @@ export class BrowserSessions {
     }
     const startedAt = row.createdAt.getTime();
     let browser: SessionBrowser | undefined;
+    let runner: Promise<CodeRunner> | undefined;
     try {
       browser = await this.#o.launcher.launch(o.device);
+      // The sandbox starts while the page is replayed: its start-up is most of a first call's wait.
+      if (o.eagerRunner) {
+        runner = this.#o.startRunner(browser, id);
+        runner.catch(() => undefined);
+      }
       const profileState = o.profile ? (await readProfile(db, caller.teamId, o.profile.name))?.state : undefined;
       await openAtReplay(browser, o.replay, {
         device: o.device,
@@ -393,6 +402,7 @@ export class BrowserSessions {
         blocker: o.replay?.blockAds && this.#o.adblocker ? await this.#o.adblocker() : undefined,
       });
     } catch (err) {
+      await runner?.then((r) => r.close()).catch(() => undefined);
       await browser?.close();
       await endBrowserSession(db, id, { reason: 'failed', endedAt: new Date(), durationMs: 0, credits: 0 });
       throw err instanceof ApiError
@@ -416,7 +426,7 @@ export class BrowserSessions {
       endsAt: o.ttlSeconds === null ? undefined : startedAt + o.ttlSeconds * 1000,
       streamWebView: o.streamWebView,
       profile: o.profile,
-      runner: undefined,
+      runner,
       busy: 0,
       tail: Promise.resolve(),
       ending: undefined,
