@@ -17,7 +17,7 @@ const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
 const UPSTREAM_OPEN_TIMEOUT_MS = 10_000;
 // Backpressure: a side that is not reading (its socket buffer fills) stops us reading the other
 // side once this much waits to be written; reading resumes when it is down to LOW again.
-const HIGH_WATER_BYTES = 8 * 1024 * 1024;
+export const HIGH_WATER_BYTES = 8 * 1024 * 1024;
 const LOW_WATER_BYTES = 1024 * 1024;
 /** On shutdown: a client that does not answer the closing handshake within this time is cut. */
 const CLOSE_GRACE_MS = 1_000;

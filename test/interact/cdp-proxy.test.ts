@@ -8,9 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { type BrowserSessionUrls, type LiveSession, browserSessionUrls } from '../../src/api/routes/live.ts';
+import { HIGH_WATER_BYTES, relay } from '../../src/interact/cdp-proxy.ts';
 import { SessionTokens } from '../../src/interact/session-tokens.ts';
+import { Waiters } from '../helpers/waiters.ts';
 import { type LiveApp, type TestLiveBrowser, launchLiveBrowser, startLiveApp } from './live-session.ts';
 
 // Functions run in the browser (page.evaluate) use its globals; this project's types have no DOM.
@@ -180,5 +182,67 @@ describe('CDP proxy', () => {
     const code = closed(ws);
     await live.app.close();
     assert.equal(await code, 1001);
+  });
+});
+
+describe('relay', () => {
+  test('a client that does not read stops the relay reading the other side; nothing is lost or reordered', async () => {
+    const MIB = 1024 * 1024;
+    const COUNT = 48; // 48 MiB: far more than the relay may hold and loopback's socket buffers
+    const arrivals = new Waiters();
+    const listen = (wss: WebSocketServer) =>
+      new Promise<number>((r) => wss.on('listening', () => r((wss.address() as { port: number }).port)));
+    // The upstream sends COUNT binary messages of 1 MiB, numbered, then one text message.
+    const upstreamServer = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    upstreamServer.on('connection', (ws) => {
+      for (let i = 0; i < COUNT; i++) ws.send(Buffer.alloc(MIB, i));
+      ws.send('the end');
+    });
+    const upstreamPort = await listen(upstreamServer);
+    // The proxy's two sockets, watched after each relayed message.
+    let mostBuffered = 0;
+    let paused = false;
+    const proxyServer = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    proxyServer.on('connection', (client) => {
+      const upstream = new WebSocket(`ws://127.0.0.1:${upstreamPort}`);
+      upstream.once('open', () => {
+        relay(client, upstream);
+        upstream.on('message', () => {
+          mostBuffered = Math.max(mostBuffered, client.bufferedAmount);
+          paused ||= upstream.isPaused;
+          arrivals.notify();
+        });
+      });
+    });
+    const proxyPort = await listen(proxyServer);
+    try {
+      const client = new WebSocket(`ws://127.0.0.1:${proxyPort}`);
+      const received: { first: number; size: number; isBinary: boolean }[] = [];
+      client.on('message', (data: Buffer, isBinary) => {
+        received.push({ first: data[0], size: data.length, isBinary });
+        arrivals.notify();
+      });
+      await opened(client);
+      client.pause();
+      await arrivals.until(
+        () => paused,
+        30_000,
+        () => new Error('the relay never stopped reading'),
+      );
+      client.resume();
+      await arrivals.until(
+        () => received.length === COUNT + 1,
+        30_000,
+        () => new Error(`${received.length} arrived`),
+      );
+      assert.ok(mostBuffered <= HIGH_WATER_BYTES + MIB, `at most the high-water mark and a message: ${mostBuffered}`);
+      received.slice(0, COUNT).forEach((m, i) => assert.deepEqual(m, { first: i, size: MIB, isBinary: true }));
+      assert.equal(received[COUNT].isBinary, false, 'text stays text');
+      client.close();
+    } finally {
+      proxyServer.close();
+      upstreamServer.close();
+      for (const ws of [...proxyServer.clients, ...upstreamServer.clients]) ws.terminate();
+    }
   });
 });
