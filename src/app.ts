@@ -13,6 +13,7 @@ import { crawlRoutes } from './api/routes/crawl.ts';
 import { extractRoutes } from './api/routes/extract.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { interactRoutes } from './api/routes/interact.ts';
+import { browserSessionUrls, liveRoutes, redactTokens } from './api/routes/live.ts';
 import { mapRoutes } from './api/routes/map.ts';
 import { monitorRoutes } from './api/routes/monitor.ts';
 import { parseRoutes } from './api/routes/parse.ts';
@@ -27,6 +28,7 @@ import { Extractor } from './extract/extract.ts';
 import { Sandbox } from './interact/sandbox/sandbox.ts';
 import { BrowserSessions } from './interact/sessions.ts';
 import { SessionLauncher } from './interact/session-browser.ts';
+import { SessionTokens } from './interact/session-tokens.ts';
 import { AdBlocker } from './scrape/engines/browser/adblock.ts';
 import { Monitors } from './monitor/monitors.ts';
 import { MonitorScheduler } from './monitor/scheduler.ts';
@@ -50,7 +52,18 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp({ config, db, queue, stack, site }: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: {
+      level: config.logLevel,
+      // A browser session's URLs carry their tokens (the permission itself): kept out of the logs.
+      serializers: {
+        req: (req: { method: string; url: string; host?: string; ip?: string }) => ({
+          method: req.method,
+          url: redactTokens(req.url),
+          host: req.host,
+          remoteAddress: req.ip,
+        }),
+      },
+    },
     // Every log line of a request carries reqId; a caller's own X-Request-Id is kept when sane.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -101,10 +114,9 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     llmMaxOutputTokens: config.llm.maxOutputTokens,
   });
   await app.register(parseRoutes, { uploadParser });
-  await app.register(interactRoutes, {
-    sessions: browserSessions(app, config, db, stack),
-    publicUrl: config.publicUrl,
-  });
+  const sessions = browserSessions(app, config, db, stack);
+  await app.register(interactRoutes, { sessions, publicUrl: config.publicUrl });
+  await app.register(liveRoutes, { lookup: (id) => sessions.lookup(id), publicUrl: config.publicUrl });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
   if (queue) {
@@ -146,12 +158,8 @@ function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: Sc
     runPrompt: () => {
       throw new Error('not yet');
     },
-    makeAccess: () => ({ cdp: 'x', view: 'y', interactive: 'z' }),
-    urlsOf: (base, id) => ({
-      cdpUrl: `${base}/${id}`,
-      liveViewUrl: `${base}/${id}`,
-      interactiveLiveViewUrl: `${base}/${id}`,
-    }),
+    makeAccess: SessionTokens.make,
+    urlsOf: browserSessionUrls,
     adblocker: () => (adblocker ??= AdBlocker.load(config.adblockLists)),
     perTeam: config.sessions.perTeam,
     perProcess: config.sessions.perProcess,

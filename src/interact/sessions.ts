@@ -35,6 +35,7 @@ import { getJobOwner, updateJob } from '../store/jobs.ts';
 import { readProfile, saveProfile } from '../store/profiles.ts';
 import type { Caller } from '../store/teams.ts';
 import type { LiveBrowser } from './live-browser.ts';
+import type { SessionTokenSet } from './session-tokens.ts';
 import { openAtReplay } from './replay.ts';
 import { DEFAULT_DEVICE, type SessionBrowser, type SessionDevice, type SessionLauncher } from './session-browser.ts';
 
@@ -60,13 +61,6 @@ export type PromptRunner = (req: {
   usage: { teamId: string; apiKeyId: string | null; jobId: string };
 }) => Promise<{ output: string; result: string }>;
 
-/** The secrets in a session's URLs: knowing one is the permission (src/interact/session-urls.ts). */
-export interface SessionAccess {
-  cdp: string;
-  view: string;
-  interactive: string;
-}
-
 export interface SessionUrls {
   cdpUrl: string;
   liveViewUrl: string;
@@ -80,9 +74,9 @@ export interface BrowserSessionsOptions {
   startRunner: (browser: LiveBrowser, sessionId: string) => Promise<CodeRunner>;
   runPrompt: PromptRunner;
   /** New random secrets for a session. */
-  makeAccess: () => SessionAccess;
+  makeAccess: () => SessionTokenSet;
   /** The URLs callers get, from the base URL (PUBLIC_URL or the request's origin). */
-  urlsOf: (baseUrl: string, id: string, access: SessionAccess) => SessionUrls;
+  urlsOf: (baseUrl: string, id: string, access: SessionTokenSet) => SessionUrls;
   adblocker?: () => Promise<AdBlocker>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Live sessions per team (429 above). */
@@ -104,7 +98,7 @@ interface LiveSession {
   kind: BrowserSessionKind;
   caller: Pick<Caller, 'teamId' | 'keyId'>;
   browser: SessionBrowser;
-  access: SessionAccess;
+  access: SessionTokenSet;
   urls: SessionUrls;
   startedAt: number;
   lastActivity: number;
@@ -155,16 +149,26 @@ export class BrowserSessions {
     this.#renewer.unref();
   }
 
-  /** The live session this process holds, for the CDP proxy and the live view (no team check: the URL's secret is). */
-  lookup(id: string): { browser: LiveBrowser; access: SessionAccess; streamWebView: boolean } | undefined {
+  /**
+   * The live session this process holds, for the CDP proxy and the live view (no team check: the
+   * URL's token is the permission). `hold` keeps it from idling out while a CDP client is connected.
+   */
+  lookup(
+    id: string,
+  ): { browser: LiveBrowser; tokens: SessionTokenSet; liveView: boolean; hold: () => () => void } | undefined {
     const s = this.#live.get(id);
-    return s && !s.ending ? { browser: s.browser, access: s.access, streamWebView: s.streamWebView } : undefined;
-  }
-
-  /** Records activity on a session from its CDP connection or interactive view (keeps it from idling out). */
-  touch(id: string): void {
-    const s = this.#live.get(id);
-    if (s) s.lastActivity = Date.now();
+    if (!s || s.ending) return undefined;
+    const hold = () => {
+      s.busy++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        s.busy--;
+        s.lastActivity = Date.now();
+      };
+    };
+    return { browser: s.browser, tokens: s.access, liveView: s.streamWebView, hold };
   }
 
   // ---- POST/DELETE /v2/scrape/{jobId}/interact

@@ -41,7 +41,10 @@ describe('interact: a browser session bound to a scrape', () => {
   test('the first call replays the scrape (cookies from headers, actions); later calls reuse the live page; DELETE ends it; then 410', async () => {
     const id = await scrapeId({
       headers: { cookie: 'flavour=lemon' },
-      actions: [{ type: 'write', selector: '#q', text: 'typed by the scrape' }],
+      actions: [
+        { type: 'click', selector: '#q' },
+        { type: 'write', text: 'typed by the scrape' },
+      ],
     });
     const first = await api.interact(id, { code: "await page.inputValue('#q')", language: 'node' });
     assert.equal(first.status, 200, first.text);
@@ -135,7 +138,7 @@ describe('interact: a browser session bound to a scrape', () => {
     const otherApi = apiClient(svc, (await createApiKey(svc.db, other.id)).key);
     const forbidden = await otherApi.interact(id, { code: '1' });
     assert.equal(forbidden.status, 403, forbidden.text);
-    assert.equal((await otherApi.stopInteract(id)).status, 404);
+    assert.equal((await otherApi.stopInteract(id)).status, 403);
 
     const zdr = await scrapeId({ zeroDataRetention: true });
     const refused = await api.interact(zdr, { code: '1' });
@@ -156,15 +159,21 @@ describe('interact: a browser session bound to a scrape', () => {
     assert.equal((await api.interact(id, { code: '1', timeout: 301 })).status, 400);
     assert.equal((await api.interact(id, {})).status, 400);
 
-    // The team limit is 3 live sessions.
-    const ids = [await scrapeId(), await scrapeId(), await scrapeId(), await scrapeId()];
-    for (const s of ids.slice(0, 3)) assert.equal((await api.interact(s, { code: '1' })).status, 200);
-    const over = await api.interact(ids[3], { code: '1' });
+    // The team limit is 3 live sessions (a team of its own: other tests' sessions do not count).
+    const team = await ensureTeam(svc.db, 'interact-limit');
+    const limited = apiClient(svc, (await createApiKey(svc.db, team.id)).key);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await limited.scrape({ url: `${main}/mutable/interact/form`, formats: ['markdown'] } as never);
+      ids.push(res.json.data.metadata.scrapeId);
+    }
+    for (const s of ids.slice(0, 3)) assert.equal((await limited.interact(s, { code: '1' })).status, 200);
+    const over = await limited.interact(ids[3], { code: '1' });
     assert.equal(over.status, 429, over.text);
     assert.equal(over.json.code, 'BROWSER_SESSION_LIMIT');
-    for (const s of ids.slice(0, 3)) assert.equal((await api.stopInteract(s)).status, 200);
-    assert.equal((await api.interact(ids[3], { code: '1' })).status, 200);
-    await api.stopInteract(ids[3]);
+    for (const s of ids.slice(0, 3)) assert.equal((await limited.stopInteract(s)).status, 200);
+    assert.equal((await limited.interact(ids[3], { code: '1' })).status, 200);
+    await limited.stopInteract(ids[3]);
   });
 
   test('402 when the team cannot pay a minute of browser time', async () => {

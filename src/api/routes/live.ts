@@ -17,6 +17,10 @@ import { BadRequestError, BrowserUnavailableError, NotFoundError } from '../../e
 export interface LiveSession {
   browser: LiveBrowser;
   tokens: SessionTokenSet;
+  /** False when the session was created with streamWebView false: its live view URLs answer 404. */
+  liveView?: boolean;
+  /** Marks the session in use while a CDP client is connected (it does not idle out); returns the release. */
+  hold?: () => () => void;
 }
 
 export interface LiveRoutesOptions {
@@ -45,6 +49,11 @@ export function browserSessionUrls(base: string, sessionId: string, tokens: Sess
     liveViewUrl: `${http}/live?token=${tokens.view}`,
     interactiveLiveViewUrl: `${http}/live?token=${tokens.interactive}`,
   };
+}
+
+/** A URL with the tokens of browser session URLs (`/cdp/<token>`, `token=`) replaced. */
+export function redactTokens(url: string): string {
+  return url.replace(/(\/cdp\/)[^/?#]+/, '$1[token]').replace(/([?&]token=)[^&#]*/, '$1[token]');
 }
 
 /** On an upgrade request the route takes over the socket; ws handles the rest of the handshake. */
@@ -82,7 +91,7 @@ export async function liveRoutes(app: FastifyInstance, { lookup, publicUrl }: Li
       return found;
     }
     const access = SessionTokens.liveAccess(found.tokens, token);
-    if (!access) throw notFound();
+    if (!access || found.liveView === false) throw notFound();
     return { ...found, access };
   }
   /** What the stream's hook found, for its handler (the upgrade happens in between). */
@@ -106,7 +115,8 @@ export async function liveRoutes(app: FastifyInstance, { lookup, publicUrl }: Li
       },
       onRequest: async (request, reply) => {
         const { id, token } = request.params as z.infer<typeof cdpParams>;
-        const { browser } = await session(id, token, 'cdp');
+        const found = await session(id, token, 'cdp');
+        const { browser } = found;
         if (!isUpgrade(request)) return; // the handler answers
         // Chromium's endpoint first: if it is gone, the caller gets an HTTP error, not a socket that closes.
         const upstream = await openUpstream(browser.cdpEndpoint).catch((err: Error) => {
@@ -114,6 +124,8 @@ export async function liveRoutes(app: FastifyInstance, { lookup, publicUrl }: Li
         });
         // Not through @fastify/websocket's server: CDP messages exceed its payload limit (cdp-proxy.ts).
         reply.hijack();
+        const release = found.hold?.();
+        if (release) request.raw.socket.once('close', release);
         proxy.upgrade(request.raw, request.raw.socket, NO_HEAD, upstream);
       },
     },
