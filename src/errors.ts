@@ -168,7 +168,10 @@ const llmErrors = {
     status: 502,
     meaning: "The model's reply did not match the schema, also after a repair request",
   },
-  LLM_UNAVAILABLE: { status: 503, meaning: 'No LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY)' },
+  LLM_UNAVAILABLE: {
+    status: 503,
+    meaning: 'No LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY; MODEL_NAME picks the model)',
+  },
   LLM_RATE_LIMITED: { status: 503, meaning: 'The LLM endpoint kept rate limiting requests' },
   LLM_TIMEOUT: { status: 504, meaning: 'The LLM did not answer within LLM_TIMEOUT_MS' },
 } as const satisfies Record<string, ErrorCodeSpec>;
@@ -183,6 +186,13 @@ const monitorErrors = {
   MONITOR_CHECK_RUNNING: {
     status: 409,
     meaning: "POST /v2/monitor/{id}/run: the monitor's previous check is still queued or running",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+const interactErrors = {
+  INTERACT_PROMPT_TIMEOUT: {
+    status: 408,
+    meaning: "A browser session's prompt was not done within its `timeout` (the page stays as the agent left it)",
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
@@ -208,6 +218,7 @@ export const errorCodeGroups = [
   { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
   { title: 'LLM', codes: llmErrors },
   { title: 'Monitors', codes: monitorErrors },
+  { title: 'Interact (browser sessions)', codes: interactErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
 
@@ -220,6 +231,7 @@ export const errorCodes = {
   ...documentErrors,
   ...llmErrors,
   ...monitorErrors,
+  ...interactErrors,
   ...processErrors,
 } as const;
 
@@ -454,10 +466,13 @@ export class LlmError extends ApiError {
 
 /** No endpoint is configured (neither OPENAI_BASE_URL nor OPENAI_API_KEY). */
 export class LlmUnavailableError extends LlmError {
-  constructor() {
+  /** `feature`: what needs the LLM (e.g. "Prompt mode"), named in the message. */
+  constructor(feature?: string) {
+    const settings =
+      'set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY, and MODEL_NAME for a model other than the default.';
     super(
       'LLM_UNAVAILABLE',
-      'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.',
+      feature ? `${feature} needs an LLM and none is configured: ${settings}` : `No LLM is configured: ${settings}`,
     );
   }
 }
@@ -510,6 +525,17 @@ export class LlmInvalidOutputError extends LlmError {
 export class LlmInvalidSchemaError extends LlmError {
   constructor(reason: string) {
     super('LLM_INVALID_SCHEMA', `The JSON Schema is invalid: ${reason}`);
+  }
+}
+
+// ---- Interact: live browser sessions.
+
+/** A prompt's agent loop ran past the caller's `timeout`. */
+export class InteractPromptTimeoutError extends ApiError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super('INTERACT_PROMPT_TIMEOUT', `The prompt was not done within its timeout of ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
   }
 }
 
