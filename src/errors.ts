@@ -168,7 +168,10 @@ const llmErrors = {
     status: 502,
     meaning: "The model's reply did not match the schema, also after a repair request",
   },
-  LLM_UNAVAILABLE: { status: 503, meaning: 'No LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY)' },
+  LLM_UNAVAILABLE: {
+    status: 503,
+    meaning: 'No LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY; MODEL_NAME picks the model)',
+  },
   LLM_RATE_LIMITED: { status: 503, meaning: 'The LLM endpoint kept rate limiting requests' },
   LLM_TIMEOUT: { status: 504, meaning: 'The LLM did not answer within LLM_TIMEOUT_MS' },
 } as const satisfies Record<string, ErrorCodeSpec>;
@@ -220,6 +223,10 @@ const interactErrors = {
     status: 503,
     meaning:
       "Running code needs the bubblewrap sandbox (`bwrap`, Debian's `bubblewrap` package) and it is missing or fails",
+  },
+  INTERACT_PROMPT_TIMEOUT: {
+    status: 408,
+    meaning: "A browser session's prompt was not done within its `timeout` (the page stays as the agent left it)",
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
@@ -493,10 +500,13 @@ export class LlmError extends ApiError {
 
 /** No endpoint is configured (neither OPENAI_BASE_URL nor OPENAI_API_KEY). */
 export class LlmUnavailableError extends LlmError {
-  constructor() {
+  /** `feature`: what needs the LLM (e.g. "Prompt mode"), named in the message. */
+  constructor(feature?: string) {
+    const settings =
+      'set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY, and MODEL_NAME for a model other than the default.';
     super(
       'LLM_UNAVAILABLE',
-      'No LLM is configured: set OPENAI_BASE_URL (any OpenAI-compatible endpoint) or OPENAI_API_KEY.',
+      feature ? `${feature} needs an LLM and none is configured: ${settings}` : `No LLM is configured: ${settings}`,
     );
   }
 }
@@ -552,8 +562,16 @@ export class LlmInvalidSchemaError extends LlmError {
   }
 }
 
-/** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
-// ---- Interact
+// ---- Interact: live browser sessions.
+
+/** A prompt's agent loop ran past the caller's `timeout`. */
+export class InteractPromptTimeoutError extends ApiError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super('INTERACT_PROMPT_TIMEOUT', `The prompt was not done within its timeout of ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
+  }
+}
 
 /**
  * Code cannot run: `bwrap` (Debian's `bubblewrap` package) is missing or cannot make its namespaces.
@@ -565,6 +583,7 @@ export class SandboxUnavailableError extends ApiError {
   }
 }
 
+/** POST /v2/parse: an upload that cannot be parsed as asked (the code says why: 400, 408, 413, 415, 422, 503). */
 export class ParseError extends ApiError {}
 
 /** The document parser threads are all busy and their queue is full (POST /v2/parse answers 503). */

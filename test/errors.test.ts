@@ -17,6 +17,7 @@ import {
   ForbiddenError,
   InsufficientCreditsError,
   LlmInvalidOutputError,
+  InteractPromptTimeoutError,
   LlmInvalidSchemaError,
   LlmRateLimitedError,
   LlmTimeoutError,
@@ -145,6 +146,7 @@ test('each class answers with the code and status it always had', () => {
     [new LlmUpstreamError('x'), 'LLM_ERROR', 502],
     [new LlmInvalidOutputError(['p']), 'LLM_INVALID_OUTPUT', 502],
     [new LlmInvalidSchemaError('r'), 'LLM_INVALID_SCHEMA', 400],
+    [new InteractPromptTimeoutError(1000), 'INTERACT_PROMPT_TIMEOUT', 408],
   ];
   for (const [err, code, status] of cases) {
     assert.equal(err.code, code, err.name);

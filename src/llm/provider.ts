@@ -3,6 +3,8 @@
 // OPENAI_API_KEY and MODEL_NAME.
 //
 // - complete(): one prompt → text.
+// - chat(): one turn of a conversation the caller keeps (messages and OpenAI function tools) →
+//   the assistant message (text and/or tool calls); the interact agent loop drives it.
 // - extractJson(): one prompt → a JSON value valid for the caller's JSON Schema. The schema goes
 //   as response_format json_schema (strict: false); an endpoint that answers 400 to it gets
 //   json_object, then a plain instruction (with the schema in the system message), and that
@@ -26,6 +28,8 @@ import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from '
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessage,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config.ts';
@@ -71,6 +75,25 @@ export interface CompleteResult {
   text: string;
   /** The reply stopped at the output token cap. */
   truncated: boolean;
+  model: string;
+  usage: LlmUsage;
+}
+
+export interface ChatOptions {
+  /** The whole conversation so far; the caller appends the reply and the tool results. */
+  messages: ChatCompletionMessageParam[];
+  /** Function tools the model may call; none: a plain chat turn. */
+  tools?: ChatCompletionFunctionTool[];
+  maxOutputTokens?: number;
+  signal?: AbortSignal;
+  usage: UsageOwner;
+}
+
+export interface ChatResult {
+  /** The assistant message as the endpoint sent it: content, tool_calls, or both. */
+  message: ChatCompletionMessage;
+  /** 'stop', 'tool_calls', 'length'…; whatever the endpoint reported. */
+  finishReason: string | undefined;
   model: string;
   usage: LlmUsage;
 }
@@ -200,6 +223,23 @@ export class LlmProvider {
     return {
       text: choice.message?.content ?? '',
       truncated: choice.finish_reason === 'length',
+      model: this.model as string,
+      usage,
+    };
+  }
+
+  /** One turn of a tool-using conversation: the assistant's next message. */
+  async chat(opts: ChatOptions): Promise<ChatResult> {
+    const client = this.#require();
+    const usage = emptyUsage();
+    const body = this.#body(opts.messages, opts.maxOutputTokens);
+    if (opts.tools?.length) body.tools = opts.tools;
+    const completion = await this.#send(client, body, opts, usage);
+    const choice = completion.choices?.[0];
+    if (!choice?.message) throw new LlmUpstreamError('The LLM endpoint answered without a choice.');
+    return {
+      message: choice.message,
+      finishReason: choice.finish_reason ?? undefined,
       model: this.model as string,
       usage,
     };
@@ -353,11 +393,10 @@ export class LlmProvider {
       promptTokens = reported.prompt_tokens;
       completionTokens = reported.completion_tokens;
     } else {
-      promptTokens = body.messages.reduce(
-        (n, m) => n + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')),
-        0,
-      );
-      completionTokens = estimateTokens(completion.choices?.[0]?.message?.content ?? '');
+      promptTokens = body.messages.reduce((n, m) => n + estimateTokens(messageText(m)), 0);
+      if (body.tools) promptTokens += estimateTokens(JSON.stringify(body.tools));
+      const reply = completion.choices?.[0]?.message;
+      completionTokens = estimateTokens(reply ? messageText(reply) : '');
       usage.estimated = true;
     }
     usage.promptTokens += promptTokens;
@@ -370,6 +409,13 @@ export class LlmProvider {
     );
     await recordTokens(this.#db, { ...owner, tokens: promptTokens + completionTokens });
   }
+}
+
+/** The text a message puts before the model: its content and the tool calls it carries. */
+function messageText(m: ChatCompletionMessageParam | ChatCompletionMessage): string {
+  const content = typeof m.content === 'string' ? m.content : m.content ? JSON.stringify(m.content) : '';
+  const calls = 'tool_calls' in m && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : '';
+  return content + calls;
 }
 
 function messagesOf(system: string | undefined, prompt: string): ChatCompletionMessageParam[] {

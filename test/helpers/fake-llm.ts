@@ -1,6 +1,6 @@
 // A small OpenAI-compatible chat completions server for tests: POST /v1/chat/completions answers
-// from a queue of scripted replies (JSON content, any text, an HTTP error with headers, a hang),
-// and records every request body so tests assert on what was sent.
+// from a queue of scripted replies (JSON content, any text, tool calls, an HTTP error with headers,
+// a hang, or a reply computed from the request), and records every request body so tests assert on what was sent.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,11 +9,23 @@ export interface FakeUsage {
   completion_tokens: number;
 }
 
+/** One function tool call of a scripted reply; arguments other than a string are sent as JSON. */
+export interface FakeToolCall {
+  name: string;
+  arguments?: unknown;
+  /** Default `call_<n>`. */
+  id?: string;
+}
+
 export type Scripted =
   /** 200 with this value as the message content (JSON text). */
   | { json: unknown; usage?: FakeUsage | null }
   /** 200 with this text as the message content; usage null: the server reports none. */
   | { content: string; usage?: FakeUsage | null; finishReason?: string }
+  /** 200 with an assistant message calling these tools (finish_reason tool_calls), with optional text. */
+  | { toolCalls: FakeToolCall[]; content?: string | null; usage?: FakeUsage | null }
+  /** The reply is decided from the request's body (e.g. a ref read from the last tool message). */
+  | { from: (body: any) => Scripted }
   /** An error status with an OpenAI-style error body. */
   | { status: number; message?: string; headers?: Record<string, string> }
   /** Never answers (the client's timeout must end it). */
@@ -51,12 +63,39 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   };
-  const completion = (body: any, content: string, usage: FakeUsage | null | undefined, finishReason = 'stop') => ({
+  const completion = (
+    body: any,
+    content: string | null,
+    usage: FakeUsage | null | undefined,
+    finishReason = 'stop',
+    toolCalls?: FakeToolCall[],
+  ) => ({
     id: `chatcmpl-${++counter}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: body?.model ?? 'unknown',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content,
+          ...(toolCalls
+            ? {
+                tool_calls: toolCalls.map((c) => ({
+                  id: c.id ?? `call_${++counter}`,
+                  type: 'function',
+                  function: {
+                    name: c.name,
+                    arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+                  },
+                })),
+              }
+            : {}),
+        },
+        finish_reason: finishReason,
+      },
+    ],
     ...(usage === null
       ? {}
       : {
@@ -93,7 +132,8 @@ export async function startFakeLlm(): Promise<FakeLlm> {
           },
         });
       }
-      const next = queue.shift();
+      let next = queue.shift();
+      while (next && 'from' in next) next = next.from(body);
       if (!next)
         return send(res, 500, { error: { message: 'fake LLM: no scripted reply left', type: 'server_error' } });
       if ('hang' in next) return; // The socket stays open until the client gives up or close().
@@ -106,6 +146,9 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         );
       }
       if ('json' in next) return send(res, 200, completion(body, JSON.stringify(next.json), next.usage));
+      if ('toolCalls' in next) {
+        return send(res, 200, completion(body, next.content ?? null, next.usage, 'tool_calls', next.toolCalls));
+      }
       return send(res, 200, completion(body, next.content, next.usage, next.finishReason));
     });
   });

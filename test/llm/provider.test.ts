@@ -161,6 +161,52 @@ describe('LLM provider', () => {
     }
   });
 
+  test('chat: sends the conversation and the tools; returns the tool calls; retried like the rest; one ledger row per answer', async () => {
+    const llm = await setup();
+    try {
+      const tools = [
+        {
+          type: 'function' as const,
+          function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+        },
+      ];
+      fake.script({ status: 500 }, { toolCalls: [{ name: 'lookup', arguments: { q: 'widget' }, id: 'call_a' }] });
+      const out = await llm.chat({
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'find the widget' },
+        ],
+        tools,
+        usage: owner,
+      });
+      assert.equal(out.finishReason, 'tool_calls');
+      assert.equal(out.message.content, null);
+      assert.deepEqual(out.message.tool_calls, [
+        { id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '{"q":"widget"}' } },
+      ]);
+      assert.equal(fake.requests.length, 2, 'the 500 was retried');
+      assert.deepEqual(fake.requests[1].body.tools, tools);
+      assert.deepEqual(
+        fake.requests[1].body.messages.map((m: any) => m.role),
+        ['system', 'user'],
+      );
+      assert.deepEqual(
+        { requests: out.usage.requests, totalTokens: out.usage.totalTokens },
+        { requests: 1, totalTokens: 18 },
+      );
+      assert.equal((await ledgerRows(db, owner.teamId)).length, 1);
+
+      // A tool call without reported usage is estimated from its arguments too; no tools: none sent.
+      fake.script({ toolCalls: [{ name: 'lookup', arguments: { q: 'x'.repeat(100) } }], usage: null });
+      const estimated = await llm.chat({ messages: [{ role: 'user', content: 'p'.repeat(40) }], usage: owner });
+      assert.equal(estimated.usage.estimated, true);
+      assert.ok(estimated.usage.completionTokens >= 25, String(estimated.usage.completionTokens));
+      assert.equal(fake.requests[2].body.tools, undefined);
+    } finally {
+      await teardown();
+    }
+  });
+
   test('a fenced or prose-wrapped JSON reply is accepted without a repair', async () => {
     const llm = await setup();
     try {
@@ -420,6 +466,7 @@ describe('LLM provider', () => {
     const err = await expectLlmError(llm.complete({ prompt: 'x', usage }), 'LLM_UNAVAILABLE');
     assert.equal(err.statusCode, 503);
     await expectLlmError(llm.extractJson({ prompt: 'x', schema, usage }), 'LLM_UNAVAILABLE');
+    await expectLlmError(llm.chat({ messages: [{ role: 'user', content: 'x' }], usage }), 'LLM_UNAVAILABLE');
   });
 
   test('a ledger write that fails fails the call (tokens are never handed out unaccounted)', async () => {
