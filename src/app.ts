@@ -25,6 +25,7 @@ import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import type { SiteFiles } from './crawl/site-files.ts';
 import { Extractor } from './extract/extract.ts';
+import { runPromptAgent } from './interact/prompt-agent.ts';
 import { Sandbox } from './interact/sandbox/sandbox.ts';
 import { BrowserSessions } from './interact/sessions.ts';
 import { SessionLauncher } from './interact/session-browser.ts';
@@ -155,9 +156,7 @@ function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: Sc
       spares: config.sessions.spares,
     }),
     startRunner: (browser) => Sandbox.start({ cdpEndpoint: browser.cdpEndpoint, log: (m) => app.log.warn(m) }),
-    runPrompt: () => {
-      throw new Error('not yet');
-    },
+    runPrompt: (req) => runPromptAgent({ llm: stack.llm, ...req }),
     makeAccess: SessionTokens.make,
     urlsOf: browserSessionUrls,
     adblocker: () => (adblocker ??= AdBlocker.load(config.adblockLists)),
@@ -168,7 +167,6 @@ function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: Sc
   });
   app.addHook('onReady', async () => sessions.start());
   app.addHook('onClose', async () => sessions.close());
-  void stack;
   return sessions;
 }
 

@@ -12,7 +12,14 @@
 import { randomUUID } from 'node:crypto';
 import { ensureCredits, createBillableJob, creditCosts } from '../billing/credits.ts';
 import type { BrowserCreateRequest, InteractLanguage, InteractRequest, InteractResult } from '../contract/interact.ts';
-import { ApiError, ConflictError, ForbiddenError, NotFoundError, ScrapeError } from '../errors.ts';
+import {
+  ApiError,
+  ConflictError,
+  ForbiddenError,
+  InteractPromptTimeoutError,
+  NotFoundError,
+  ScrapeError,
+} from '../errors.ts';
 import type { ScrapeReplay } from '../scrape/replay.ts';
 import type { AdBlocker } from '../scrape/engines/browser/adblock.ts';
 import type { StorageState } from '../scrape/engines/browser.ts';
@@ -59,7 +66,7 @@ export type PromptRunner = (req: {
   prompt: string;
   timeoutMs: number;
   usage: { teamId: string; apiKeyId: string | null; jobId: string };
-}) => Promise<{ output: string; result: string }>;
+}) => Promise<{ output: string; result: string; finished: boolean; url: string }>;
 
 export interface SessionUrls {
   cdpUrl: string;
@@ -473,17 +480,28 @@ export class BrowserSessions {
           timeoutMs,
           usage: { teamId: s.caller.teamId, apiKeyId: s.caller.keyId, jobId: s.id },
         });
-        return {
-          success: true,
-          ...urls,
-          output: done.output,
-          stdout: '',
-          result: done.result,
-          stderr: '',
-          exitCode: 0,
-          killed: false,
-        };
+        const base = { ...urls, output: done.output, stdout: '', result: done.result, stderr: '', killed: false };
+        return done.finished
+          ? { success: true, ...base, exitCode: 0 }
+          : {
+              success: false,
+              ...base,
+              exitCode: 1,
+              error: 'The agent reached its step limit before finishing the task.',
+            };
       } catch (err) {
+        // The timeout ends the prompt as it ends code: killed, and the page stays as the agent left it.
+        if (err instanceof InteractPromptTimeoutError)
+          return {
+            success: false,
+            ...urls,
+            stdout: '',
+            result: '',
+            stderr: '',
+            exitCode: 1,
+            killed: true,
+            error: err.message,
+          };
         throw this.#failure(s, err);
       }
     }

@@ -73,7 +73,8 @@ describe('interact: a browser session bound to a scrape', () => {
     assert.equal(bash.json.success, true, bash.text);
     assert.match(bash.json.stdout, /from node/);
 
-    const stop = await api.stopInteract(id);
+    // As firecrawl-mcp may send it: DELETE with `content-type: application/json` and no body.
+    const stop = await api('DELETE', `/v2/scrape/${id}/interact`, undefined, { 'content-type': 'application/json' });
     assert.equal(stop.status, 200, stop.text);
     assert.equal(stop.json.success, true);
     assert.equal(stop.json.status, 'destroyed');
