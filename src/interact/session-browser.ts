@@ -51,6 +51,8 @@ export class SessionBrowser implements LiveBrowser {
   readonly #userDataDir: string;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Settles when Chromium or its context went away (closed by us, crashed, or closed by a caller over CDP). */
+  readonly whenClosed: Promise<void>;
 
   private constructor(context: BrowserContext, cdpEndpoint: string, version: string, guard: GuardProxy, dir: string) {
     this.context = context;
@@ -58,9 +60,12 @@ export class SessionBrowser implements LiveBrowser {
     this.version = version;
     this.#guard = guard;
     this.#userDataDir = dir;
-    context.on('close', () => {
-      this.#closed = true;
-    });
+    this.whenClosed = new Promise((resolve) =>
+      context.on('close', () => {
+        this.#closed = true;
+        resolve();
+      }),
+    );
   }
 
   static async launch(opts: SessionBrowserOptions, device: SessionDevice): Promise<SessionBrowser> {

@@ -513,6 +513,11 @@ export class BrowserSessions {
     } catch (err) {
       throw this.#failure(s, err);
     }
+    // A call that failed because the browser went away (crashed, or closed over CDP) is the
+    // machinery's failure, not the code's: its close event follows the code's error closely.
+    if (out.error !== undefined && !s.browser.closed)
+      await Promise.race([s.browser.whenClosed, new Promise((r) => setTimeout(r, 250))]);
+    if (s.browser.closed) throw this.#failure(s, new Error('the browser closed'));
     const success = out.exitCode === 0 && !out.killed && out.error === undefined;
     return {
       success,

@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { FixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
-import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
+import { startFakeLlm } from '../helpers/fake-llm.ts';
+import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
 import { createApiKey, ensureTeam, findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
 import '../helpers/loopback-dns.ts';
 
@@ -86,10 +87,14 @@ describe('interact: a browser session bound to a scrape', () => {
     assert.equal(again.json.code, 'BROWSER_SESSION_DESTROYED');
     assert.equal((await api.stopInteract(id)).status, 410);
 
-    // The session is in the activity listing, billed.
+    // The session is in the activity listing (its own job), and its time is billed on it.
     const activity = await api.activity('?endpoint=interact');
-    const entry = activity.json.data.find((e: { id: string }) => e.id);
+    const entry = activity.json.data.find((e: { target: string }) => e.target === `${main}/mutable/interact/form`);
     assert.ok(entry, activity.text);
+    const { rows } = await svc.db.query<{ credits: number }>('SELECT credits FROM credit_usage WHERE job_id = $1', [
+      entry.id,
+    ]);
+    assert.equal(rows[0]?.credits, stop.json.creditsBilled);
   });
 
   test('code errors answer 200 with success false; an endless loop is killed at its timeout and the session lives on', async () => {
@@ -241,4 +246,108 @@ describe('interact: idle expiry and a missing browser', () => {
       await stopSiteAndService(svc, site);
     }
   });
+});
+
+describe('interact: prompt mode, failures of the machinery, Postgres', () => {
+  test('a prompt with a scripted OpenAI-compatible server clicks through a two-step flow', async () => {
+    const fake = await startFakeLlm();
+    const { site, svc, api, main } = await startSiteAndService({
+      env: { OPENAI_BASE_URL: fake.baseUrl, MODEL_NAME: 'fake-model', LLM_MAX_RETRIES: '0' },
+    });
+    try {
+      site.mutable.set('/mutable/flow/1', {
+        html: '<!DOCTYPE html><html><head><title>Step 1</title></head><body><main><h1>Step 1</h1><a href="/mutable/flow/2">Continue</a></main></body></html>',
+      });
+      site.mutable.set('/mutable/flow/2', {
+        html: '<!DOCTYPE html><html><head><title>Step 2</title></head><body><main><h1>Step 2</h1><p>Your code is K-4471.</p></main></body></html>',
+      });
+      const res = await api.scrape({ url: `${main}/mutable/flow/1`, formats: ['markdown'] } as never);
+      const id = res.json.data.metadata.scrapeId;
+      const lastTool = (body: any) => body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content ?? '';
+      fake.script(
+        { toolCalls: [{ name: 'snapshot', arguments: {} }] },
+        {
+          from: (body) => {
+            const ref = /link "Continue"[^\n]*\[ref=((?:f\d+)?e\d+)\]/.exec(lastTool(body))?.[1];
+            assert.ok(ref, lastTool(body));
+            return { toolCalls: [{ name: 'click', arguments: { ref } }] };
+          },
+        },
+        {
+          from: (body) => {
+            assert.match(lastTool(body), /K-4471/);
+            return { toolCalls: [{ name: 'finish', arguments: { answer: 'The code is K-4471.' } }] };
+          },
+        },
+      );
+      const answer = await api.interact(id, {
+        prompt: 'Continue to the next step and tell me the code.',
+        language: 'node',
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.json.success, true, answer.text);
+      assert.equal(answer.json.output, 'The code is K-4471.');
+      assert.match(answer.json.result, /Step 2/);
+      // The live page is where the agent left it.
+      const url = await api.interact(id, { code: 'page.url()' });
+      assert.equal(JSON.parse(url.json.result), `${main}/mutable/flow/2`);
+      assert.equal(fake.pending(), 0);
+      await api.stopInteract(id);
+    } finally {
+      await stopSiteAndService(svc, site);
+      await fake.close();
+    }
+  });
+
+  test('the browser dying during a call is a 502; the session is then destroyed (410)', async () => {
+    const { site, svc, api, main } = await startSiteAndService();
+    try {
+      site.mutable.set('/mutable/die', { html: formPage });
+      const res = await api.scrape({ url: `${main}/mutable/die`, formats: ['markdown'] } as never);
+      const id = res.json.data.metadata.scrapeId;
+      assert.equal((await api.interact(id, { code: '1' })).status, 200);
+      // Chromium's pid, over the session's own CDP URL; killed while a call waits on the page.
+      const first = await api.interact(id, { code: '2' });
+      const cdp = await chromium.connectOverCDP(first.json.cdpUrl);
+      const info = (await (await cdp.newBrowserCDPSession()).send('SystemInfo.getProcessInfo')) as {
+        processInfo: { type: string; id: number }[];
+      };
+      const pid = info.processInfo.find((p) => p.type === 'browser')!.id;
+      await cdp.close();
+      const call = api.interact(id, { code: 'await new Promise((r) => setTimeout(r, 1500)); await page.title()' });
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(pid, 'SIGKILL');
+      const died = await call;
+      assert.equal(died.status, 502, died.text);
+      assert.equal(died.json.code, 'INTERACT_EXECUTION_FAILED');
+      assert.equal((await api.interact(id, { code: '1' })).status, 410);
+    } finally {
+      await stopSiteAndService(svc, site);
+    }
+  });
+
+  for (const store of storeKinds.filter((s) => s === 'postgres')) {
+    test(`on ${store}: scrape, interact, stop, billed and listed`, async () => {
+      const { site, svc, api, main } = await startSiteAndService({ store });
+      try {
+        site.mutable.set('/mutable/pg', { html: formPage });
+        const res = await api.scrape({ url: `${main}/mutable/pg`, formats: ['markdown'] } as never);
+        const id = res.json.data.metadata.scrapeId;
+        const first = await api.interact(id, { code: "await page.fill('#q', 'pg'); await page.inputValue('#q')" });
+        assert.equal(first.json.result, JSON.stringify('pg'), first.text);
+        const stop = await api.stopInteract(id);
+        assert.equal(stop.status, 200);
+        const activity = await api.activity('?endpoint=interact');
+        const entry = activity.json.data.find((e: any) => e.endpoint === 'interact');
+        assert.ok(entry, activity.text);
+        assert.equal(entry.target, `${main}/mutable/pg`);
+        const { rows } = await svc.db.query<{ credits: number }>('SELECT credits FROM credit_usage WHERE job_id = $1', [
+          entry.id,
+        ]);
+        assert.equal(rows[0]?.credits, stop.json.creditsBilled);
+      } finally {
+        await stopSiteAndService(svc, site);
+      }
+    });
+  }
 });
