@@ -7,8 +7,8 @@
 //   Also printed against a page load on an already-running browser (newContext + goto + title).
 // - Per-call overhead of a reused session: POST interact {code: "1+1"} on a live session, median of
 //   CALLS, against `page.evaluate('1+1')` over CDP from this process (the floor of any remote call).
-// - 20 concurrent sessions: SESSIONS sessions opened at once, each running code; peak RSS of this
-//   process and every process under it (Chromiums, sandboxes), sampled every 100 ms.
+// - 20 concurrent sessions: SESSIONS sessions opened at once, each running code; peak memory of this
+//   process and every process under it (Chromiums, sandboxes) as PSS, sampled every 500 ms.
 //
 // Goals (issue 18): first result ≤ 1.3× the fresh Playwright page load; 1+1 ≤ 20 ms. Printed as RESULT
 // lines; a missed goal is printed, not an error. Knobs: INTERACT_BENCH_ROUNDS (5), INTERACT_BENCH_CALLS (50),
@@ -120,45 +120,47 @@ console.log(
 );
 
 // Concurrent sessions and memory.
-function treeRss(root: number): number {
+// Proportional set size (PSS: shared pages split between the processes sharing them; summing RSS
+// would count Chromium's shared libraries once per process) of a process and all under it.
+function treePss(root: number): number {
   const parents = new Map<number, number>();
-  const rss = new Map<number, number>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(name), Number(fields[1]));
-      rss.set(Number(name), Number(fields[21]) * 4096);
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
       // gone meanwhile
     }
   }
   let total = 0;
-  for (const [pid, bytes] of rss) {
-    for (let p: number | undefined = pid; p; p = parents.get(p)) {
-      if (p === root) {
-        total += bytes;
-        break;
-      }
+  for (const pid of parents.keys()) {
+    let p: number | undefined = pid;
+    while (p && p !== root) p = parents.get(p);
+    if (p !== root) continue;
+    try {
+      const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      total += Number(pss?.[1] ?? 0) * 1024;
+    } catch {
+      // gone meanwhile
     }
   }
   return total;
 }
-const before = treeRss(process.pid);
+const before = treePss(process.pid);
 let peak = before;
-const sampler = setInterval(() => (peak = Math.max(peak, treeRss(process.pid))), 100);
+const sampler = setInterval(() => (peak = Math.max(peak, treePss(process.pid))), 500);
 const ids = await Promise.all(Array.from({ length: SESSIONS }, () => scrapeId()));
 const t0 = performance.now();
 const answers = await Promise.all(ids.map((s) => api.interact(s, { code: "await page.title(); 'ok'" })));
 const openMs = performance.now() - t0;
 const failed = answers.filter((a) => a.status !== 200 || !a.json.success);
 await Promise.all(ids.map((s) => api.interact(s, { code: '1+1' })));
-peak = Math.max(peak, treeRss(process.pid));
+peak = Math.max(peak, treePss(process.pid));
 clearInterval(sampler);
 await Promise.all(ids.map((s) => api.stopInteract(s)));
 console.log(
-  `RESULT ${SESSIONS} concurrent sessions: opened in ${(openMs / 1000).toFixed(1)} s, ${failed.length} failed; peak RSS ` +
+  `RESULT ${SESSIONS} concurrent sessions: opened in ${(openMs / 1000).toFixed(1)} s, ${failed.length} failed; peak PSS ` +
     `${(peak / 2 ** 20).toFixed(0)} MiB (before ${(before / 2 ** 20).toFixed(0)} MiB, ${((peak - before) / SESSIONS / 2 ** 20).toFixed(0)} MiB per session)`,
 );
 if (failed.length) console.log(failed[0].text);

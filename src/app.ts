@@ -1,6 +1,7 @@
 // Builds the HTTP application: hooks (request id, auth, rate limits, errors), the OpenAPI
 // document and every route. No I/O happens here beyond what the routes do per request.
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -162,6 +163,7 @@ function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: Sc
     adblocker: () => (adblocker ??= AdBlocker.load(config.adblockLists)),
     perTeam: config.sessions.perTeam,
     perProcess: config.sessions.perProcess,
+    openConcurrency: Math.max(2, availableParallelism()),
     interactIdleMs: config.sessions.interactIdleMs,
     replayTtlMs: config.sessions.replayTtlMs,
   });

@@ -94,6 +94,8 @@ export interface BrowserSessionsOptions {
   interactIdleMs: number;
   /** How long a scrape stays replayable (ms). */
   replayTtlMs: number;
+  /** Sessions opened at once (Chromium launch, replay, sandbox start); more wait their turn. */
+  openConcurrency: number;
   /** Sweep period for expiry (ms). Default 1000. */
   sweepMs?: number;
   /** Period of this process's sign of life on its sessions (ms); lost after 3 missed. Default 30 s. */
@@ -140,6 +142,9 @@ export class BrowserSessions {
   readonly #live = new Map<string, LiveSession>();
   /** First POSTs of an interact session being created, by scrape id (a second one waits for it). */
   readonly #creating = new Map<string, Promise<LiveSession>>();
+  /** Sessions being opened now, and those waiting their turn (see #openSlot). */
+  #openingNow = 0;
+  readonly #openQueue: (() => void)[] = [];
   #sweeper: NodeJS.Timeout | undefined;
   #renewer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -399,6 +404,9 @@ export class BrowserSessions {
     const startedAt = row.createdAt.getTime();
     let browser: SessionBrowser | undefined;
     let runner: Promise<CodeRunner> | undefined;
+    // Opening is CPU-bound (Chromium and the sandbox start): a few at a time finish sooner than
+    // all at once, and none runs past its start-up timeouts.
+    const done = await this.#openSlot();
     try {
       browser = await this.#o.launcher.launch(o.device);
       // The sandbox starts while the page is replayed: its start-up is most of a first call's wait.
@@ -422,6 +430,10 @@ export class BrowserSessions {
             'INTERACT_EXECUTION_FAILED',
             `The browser session could not be opened: ${(err as Error).message}`,
           );
+    } finally {
+      // The slot is held until the sandbox is up too (its start is the other CPU-heavy part).
+      if (runner) runner.then(done, done);
+      else done();
     }
     const now = Date.now();
     const s: LiveSession = {
@@ -447,6 +459,15 @@ export class BrowserSessions {
       if (!s.ending) void this.#end(s, 'failed', Date.now());
     });
     return s;
+  }
+
+  async #openSlot(): Promise<() => void> {
+    if (this.#openingNow >= this.#o.openConcurrency) await new Promise<void>((r) => this.#openQueue.push(r));
+    this.#openingNow++;
+    return () => {
+      this.#openingNow--;
+      this.#openQueue.shift()?.();
+    };
   }
 
   #call(
