@@ -205,7 +205,8 @@ const interactErrors = {
   },
   BROWSER_SESSION_LIMIT: {
     status: 429,
-    meaning: 'Too many live browser sessions (BROWSER_SESSIONS_PER_TEAM for the team, BROWSER_SESSIONS_MAX per process)',
+    meaning:
+      'Too many live browser sessions (BROWSER_SESSIONS_PER_TEAM for the team, BROWSER_SESSIONS_MAX per process)',
   },
   BROWSER_SESSION_BUSY: {
     status: 409,
@@ -217,7 +218,8 @@ const interactErrors = {
   },
   INTERACT_EXECUTION_FAILED: {
     status: 502,
-    meaning: "The session's browser or sandbox failed while running the code or prompt (not an error of the code itself)",
+    meaning:
+      "The session's browser or sandbox failed while running the code or prompt (not an error of the code itself)",
   },
   SANDBOX_UNAVAILABLE: {
     status: 503,

@@ -1,6 +1,6 @@
 // One Chromium per browser session. A session's CDP URL hands its caller the whole browser, so a
-// browser is never shared between sessions: each is a persistent context in a fresh user data
-// directory, started with a DevTools port on 127.0.0.1 (for the sandbox and the CDP proxy) and
+// browser is never shared between sessions: each runs jailed (sandbox/chromium-jail.ts: no view of
+// the server's files or environment), a persistent context in a fresh user data directory, started with a DevTools port on 127.0.0.1 (for the sandbox and the CDP proxy) and
 // every connection going through its own SSRF guard proxy (src/scrape/engines/browser/guard-proxy.ts),
 // like a scrape's context.
 //
@@ -20,6 +20,7 @@ import { type BrowserLocation, type Emulation, emulation } from '../scrape/engin
 import { GuardProxy } from '../scrape/engines/browser/guard-proxy.ts';
 import { BrowserUnavailableError } from '../errors.ts';
 import type { LiveBrowser } from './live-browser.ts';
+import { jailedChromium } from './sandbox/chromium-jail.ts';
 
 export interface SessionBrowserOptions {
   executablePath: string;
@@ -75,6 +76,7 @@ export class SessionBrowser implements LiveBrowser {
           'Install it (Debian/Ubuntu: apt-get install chromium) or set CHROMIUM_PATH to its executable.',
       );
     const version = await chromiumVersion(opts.executablePath);
+    const jailed = await jailedChromium(opts.executablePath);
     const emu = deviceEmulation(device, version);
     const guard = await GuardProxy.start({ ...opts.ssrf, allowPrivateNetwork: opts.allowPrivateNetwork });
     const dir = await mkdtemp(join(tmpdir(), 'gleaner-session-'));
@@ -84,7 +86,7 @@ export class SessionBrowser implements LiveBrowser {
       const { extraHTTPHeaders, ...launchOptions } = emu.options;
       context = await chromium.launchPersistentContext(dir, {
         ...launchOptions,
-        executablePath: opts.executablePath,
+        executablePath: jailed,
         headless: true,
         args: [...CHROMIUM_ARGS, '--remote-debugging-port=0'],
         timeout: opts.launchTimeoutMs ?? 30_000,

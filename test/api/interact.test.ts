@@ -4,6 +4,10 @@
 // actions), state kept across calls and languages, the timeout kill, idle expiry and billing.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { FixtureSite } from '../fixtures/site/index.ts';
@@ -12,6 +16,31 @@ import { startFakeLlm } from '../helpers/fake-llm.ts';
 import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
 import { createApiKey, ensureTeam, findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
 import '../helpers/loopback-dns.ts';
+
+/** Host pids of the session Chromiums' main processes started by this process (not renderers). */
+function sessionChromiums(): number[] {
+  const parent = new Map<number, number>();
+  const cmd = new Map<number, string>();
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      cmd.set(Number(name), readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' '));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const mine = (pid: number) => {
+    for (let p: number | undefined = pid; p; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return [...cmd]
+    .filter(
+      ([pid, c]) =>
+        /chromium\/chromium /.test(c) && c.includes('gleaner-session-') && !c.includes('--type=') && mine(pid),
+    )
+    .map(([pid]) => pid);
+}
 
 const formPage = `<!DOCTYPE html><html><head><title>Interact form</title></head><body>
 <main><h1>Interact form</h1><input id="q" name="q"><p id="cookie"></p>
@@ -117,6 +146,44 @@ describe('interact: a browser session bound to a scrape', () => {
     assert.equal(after.json.success, true, after.text);
     assert.equal(JSON.parse(after.json.result), 'before the loop');
     await api.stopInteract(id);
+  });
+
+  test("neither the code nor the session's browser can read the server's files or environment", async () => {
+    process.env.GLEANER_CANARY_SECRET = 'canary-7f3a';
+    const dataCanary = join(svc.env.DATA_DIR ?? tmpdir(), 'canary.txt');
+    await writeFile(dataCanary, 'data-canary-7f3a');
+    try {
+      const id = await scrapeId();
+      const targets = [
+        `file://${dataCanary}`,
+        `file://${join(process.cwd(), 'package.json')}`,
+        'file:///proc/self/environ',
+      ];
+      // Through the browser (which the code drives): file:// shows nothing of the server.
+      const viaBrowser = await api.interact(id, {
+        code: `const out = [];
+for (const u of ${JSON.stringify(targets)}) {
+  try { await page.goto(u); out.push(await page.content()); } catch (e) { out.push('refused: ' + e.message.split('\\n')[0]); }
+}
+out`,
+        timeout: 30,
+      });
+      assert.equal(viaBrowser.status, 200, viaBrowser.text);
+      const pages: string[] = JSON.parse(viaBrowser.json.result);
+      assert.equal(pages.length, 3);
+      for (const p of pages) {
+        assert.doesNotMatch(p, /data-canary-7f3a|canary-7f3a|"name": "gleaner"/);
+      }
+      // Directly from the sandbox: no such files, no such variable.
+      const direct = await api.interact(id, {
+        code: `const fs = require('node:fs');
+[${JSON.stringify(dataCanary)}, ${JSON.stringify(join(process.cwd(), 'package.json'))}].map((f) => fs.existsSync(f)).concat([process.env.GLEANER_CANARY_SECRET ?? null])`,
+      });
+      assert.equal(direct.json.result, JSON.stringify([false, false, null]), direct.text);
+      await api.stopInteract(id);
+    } finally {
+      delete process.env.GLEANER_CANARY_SECRET;
+    }
   });
 
   test('a standard CDP client connects through cdpUrl and sees the session page', async () => {
@@ -306,17 +373,13 @@ describe('interact: prompt mode, failures of the machinery, Postgres', () => {
       const res = await api.scrape({ url: `${main}/mutable/die`, formats: ['markdown'] } as never);
       const id = res.json.data.metadata.scrapeId;
       assert.equal((await api.interact(id, { code: '1' })).status, 200);
-      // Chromium's pid, over the session's own CDP URL; killed while a call waits on the page.
-      const first = await api.interact(id, { code: '2' });
-      const cdp = await chromium.connectOverCDP(first.json.cdpUrl);
-      const info = (await (await cdp.newBrowserCDPSession()).send('SystemInfo.getProcessInfo')) as {
-        processInfo: { type: string; id: number }[];
-      };
-      const pid = info.processInfo.find((p) => p.type === 'browser')!.id;
-      await cdp.close();
+      // The session's Chromium (this process's only session; a spare may die with it): its main
+      // process, under this test process, is killed while a call waits on the page.
+      const pids = sessionChromiums();
+      assert.ok(pids.length >= 1);
       const call = api.interact(id, { code: 'await new Promise((r) => setTimeout(r, 1500)); await page.title()' });
       await new Promise((r) => setTimeout(r, 500));
-      process.kill(pid, 'SIGKILL');
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
       const died = await call;
       assert.equal(died.status, 502, died.text);
       assert.equal(died.json.code, 'INTERACT_EXECUTION_FAILED');

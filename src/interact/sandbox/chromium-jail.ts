@@ -1,0 +1,66 @@
+// A session's Chromium runs in a jail of its own. The caller drives that browser (its code in the
+// sandbox, its CDP client through cdpUrl), and a browser can open file:// URLs: unjailed, it would
+// show the server's source, data directory and /proc/self/environ. Under bubblewrap it sees /usr,
+// the few /etc entries a browser needs (fonts, certificates, its own configuration), an empty
+// /tmp, a clean environment and its own profile directory, as uid 65534 in its own user, PID, IPC
+// and UTS namespaces. The network namespace is shared: the browser reaches the targets only
+// through its SSRF guard proxy on loopback, and the server reaches its DevTools port.
+//
+// Playwright launches the executable it is given with the pipe on fds 3 and 4, which bwrap passes
+// on; the jail is a small shell script standing in for Chromium that execs bwrap.
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { probeBwrap } from './bwrap.ts';
+
+/** /etc entries a browser reads; the rest of /etc (shadow, service configuration) stays out. */
+const ETC = [
+  '/etc/fonts',
+  '/etc/chromium',
+  '/etc/chromium.d',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/localtime',
+  '/etc/ld.so.cache',
+];
+
+const jails = new Map<string, Promise<string>>();
+
+/** The path of an executable that runs `chromium` jailed; SandboxUnavailableError without bwrap. */
+export function jailedChromium(chromium: string, bwrap = 'bwrap'): Promise<string> {
+  const key = `${bwrap}\0${chromium}`;
+  let jail = jails.get(key);
+  if (!jail) {
+    jail = writeJail(chromium, bwrap);
+    jails.set(key, jail);
+    jail.catch(() => jails.delete(key));
+  }
+  return jail;
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+async function writeJail(chromium: string, bwrap: string): Promise<string> {
+  await probeBwrap(bwrap);
+  const dir = await mkdtemp(join(tmpdir(), 'gleaner-chromium-'));
+  const path = join(dir, 'chromium');
+  const etc = ETC.map((p) => `--ro-bind-try ${p} ${p}`).join(' ');
+  await writeFile(
+    path,
+    `#!/bin/sh
+# Written by Gleaner (src/interact/sandbox/chromium-jail.ts): ${chromium} in a bubblewrap jail.
+udd=
+for a in "$@"; do case "$a" in --user-data-dir=*) udd="\${a#--user-data-dir=}";; esac; done
+[ -n "$udd" ] || { echo "chromium jail: no --user-data-dir" >&2; exit 2; }
+exec ${quote(bwrap)} --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts --uid 65534 --gid 65534 \\
+  --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin --symlink usr/sbin /sbin \\
+  ${etc} \\
+  --proc /proc --dev /dev --tmpfs /tmp --bind "$udd" "$udd" \\
+  --clearenv --setenv HOME "$udd" --setenv PATH /usr/bin:/bin --setenv LANG C.UTF-8 \\
+  ${quote(chromium)} "$@"
+`,
+  );
+  await chmod(path, 0o700);
+  return path;
+}
