@@ -13,7 +13,13 @@ import { chromium } from 'playwright-core';
 import type { FixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
 import { startFakeLlm } from '../helpers/fake-llm.ts';
-import { type TestService, startSiteAndService, stopSiteAndService, storeKinds } from '../helpers/service.ts';
+import {
+  type TestService,
+  startSiteAndService,
+  startTestService,
+  stopSiteAndService,
+  storeKinds,
+} from '../helpers/service.ts';
 import { createApiKey, ensureTeam, findTeamByName, setCreditQuota } from '../../src/store/teams.ts';
 import '../helpers/loopback-dns.ts';
 
@@ -410,6 +416,39 @@ describe('interact: prompt mode, failures of the machinery, Postgres', () => {
         assert.equal(rows[0]?.credits, stop.json.creditsBilled);
       } finally {
         await stopSiteAndService(svc, site);
+      }
+    });
+  }
+});
+
+describe('interact: several API processes on one Postgres', () => {
+  for (const store of storeKinds.filter((s) => s === 'postgres')) {
+    test('a session lives in the process that opened it: another answers 503 ELSEWHERE; a stopped process ends its sessions (then 410)', async () => {
+      const { site, svc: a, api: apiA, main } = await startSiteAndService({ store });
+      let b: TestService | undefined;
+      try {
+        b = await startTestService({ store, shareWith: a });
+        const apiB = apiClient(b, a.key);
+        site.mutable.set('/mutable/two', { html: formPage });
+        const res = await apiA.scrape({ url: `${main}/mutable/two`, formats: ['markdown'] } as never);
+        const id = res.json.data.metadata.scrapeId;
+        assert.equal((await apiA.interact(id, { code: '1' })).status, 200);
+        const elsewhere = await apiB.interact(id, { code: '1' });
+        assert.equal(elsewhere.status, 503, elsewhere.text);
+        assert.equal(elsewhere.json.code, 'BROWSER_SESSION_ELSEWHERE');
+        assert.equal((await apiB.stopInteract(id)).status, 503);
+        // A's graceful stop ends (and bills) its sessions; B then sees the session destroyed.
+        await a.stop();
+        const gone = await apiB.interact(id, { code: '1' });
+        assert.equal(gone.status, 410, gone.text);
+        const { rows } = await b.db.query<{ end_reason: string }>(
+          'SELECT end_reason FROM browser_sessions WHERE scrape_job_id = $1',
+          [id],
+        );
+        assert.equal(rows[0].end_reason, 'shutdown');
+      } finally {
+        await b?.destroy();
+        await stopSiteAndService(a, site);
       }
     });
   }

@@ -20,7 +20,9 @@ import type { BrowserSessions } from '../../interact/sessions.ts';
 import { publicBase } from './crawl-job-routes.ts';
 
 // Ids are checked by the service: an id that is not a UUID is as unknown as any other (404).
-const jobParams = z.object({ jobId: z.string().max(100) });
+// `id`, as GET /v2/scrape/{id} names it (one name per path position in the router): the scrape job id,
+// data.metadata.scrapeId of the scrape's answer (the spec's jobId).
+const jobParams = z.object({ id: z.string().max(100).describe('The scrape job id (data.metadata.scrapeId)') });
 const idParams = z.object({ id: z.string().max(100) });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -67,7 +69,7 @@ export async function interactRoutes(
   ]);
 
   r.post(
-    '/v2/scrape/:jobId/interact',
+    '/v2/scrape/:id/interact',
     {
       config: { rateLimit: 'browser' },
       schema: {
@@ -87,13 +89,13 @@ export async function interactRoutes(
       },
     },
     async (request) => {
-      if (!UUID.test(request.params.jobId)) throw unknownJob(request.params.jobId);
-      return sessions.interact(request.caller, request.params.jobId, request.body, base(request));
+      if (!UUID.test(request.params.id)) throw unknownJob(request.params.id);
+      return sessions.interact(request.caller, request.params.id, request.body, base(request));
     },
   );
 
   r.delete(
-    '/v2/scrape/:jobId/interact',
+    '/v2/scrape/:id/interact',
     {
       config: { rateLimit: 'browser' },
       onRequest: bodilessDelete,
@@ -108,8 +110,8 @@ export async function interactRoutes(
       },
     },
     async (request) => {
-      if (!UUID.test(request.params.jobId)) throw unknownJob(request.params.jobId);
-      const end = await sessions.stopInteract(request.caller, request.params.jobId);
+      if (!UUID.test(request.params.id)) throw unknownJob(request.params.id);
+      const end = await sessions.stopInteract(request.caller, request.params.id);
       return { success: true as const, status: 'destroyed' as const, ...end };
     },
   );
