@@ -28,7 +28,8 @@ import type { SiteFiles } from './crawl/site-files.ts';
 import { Extractor } from './extract/extract.ts';
 import { runPromptAgent } from './interact/prompt-agent.ts';
 import { Sandbox } from './interact/sandbox/sandbox.ts';
-import { BrowserSessions } from './interact/sessions.ts';
+import type { LiveBrowser } from './interact/live-browser.ts';
+import { BrowserSessions, type CodeRunner } from './interact/sessions.ts';
 import { SessionLauncher } from './interact/session-browser.ts';
 import { SessionTokens } from './interact/session-tokens.ts';
 import { AdBlocker } from './scrape/engines/browser/adblock.ts';
@@ -148,15 +149,19 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
 // (billed) when the app closes.
 function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: ScrapeStack): BrowserSessions {
   let adblocker: Promise<AdBlocker> | undefined;
+  const startRunner = (browser: LiveBrowser) =>
+    Sandbox.start({ cdpEndpoint: browser.cdpEndpoint, log: (m) => app.log.warn(m) });
   const sessions = new BrowserSessions({
     db,
     log: app.log,
-    launcher: new SessionLauncher({
+    launcher: new SessionLauncher<CodeRunner>({
       executablePath: config.chromiumPath,
       allowPrivateNetwork: config.allowPrivateNetwork,
       spares: config.sessions.spares,
+      prepare: startRunner,
+      dispose: (runner) => runner.close(),
     }),
-    startRunner: (browser) => Sandbox.start({ cdpEndpoint: browser.cdpEndpoint, log: (m) => app.log.warn(m) }),
+    startRunner,
     runPrompt: (req) => runPromptAgent({ llm: stack.llm, ...req }),
     makeAccess: SessionTokens.make,
     urlsOf: browserSessionUrls,

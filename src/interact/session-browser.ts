@@ -158,17 +158,32 @@ function fitsSpare(device: SessionDevice): boolean {
   return !device.mobile && device.skipTlsVerification && !ua && !lang && defaultLocation;
 }
 
+/** A launched browser, and what `prepare` started for it when it was a spare (its code sandbox). */
+export interface Launched<R> {
+  browser: SessionBrowser;
+  prepared?: Promise<R>;
+}
+
+export interface SessionLauncherOptions<R> extends SessionBrowserOptions {
+  /** Default-device browsers kept launched ahead. Default 1. */
+  spares?: number;
+  /** Started for each spare once it is up (the session's code sandbox), so a session taking it finds it ready. */
+  prepare?: (browser: SessionBrowser) => Promise<R>;
+  /** Closes what `prepare` made, for a spare closed unused. */
+  dispose?: (prepared: R) => Promise<void>;
+}
+
 /**
- * Launches session browsers, keeping `spares` default-device browsers launched ahead. A spare
- * given out is replaced in the background; `close()` closes the spares.
+ * Launches session browsers, keeping `spares` default-device browsers launched (and prepared)
+ * ahead. A spare given out is replaced in the background; `close()` closes the spares.
  */
-export class SessionLauncher {
-  readonly #opts: SessionBrowserOptions;
-  readonly #spares: Promise<SessionBrowser | undefined>[] = [];
+export class SessionLauncher<R = never> {
+  readonly #opts: SessionLauncherOptions<R>;
+  readonly #spares: Promise<Launched<R> | undefined>[] = [];
   readonly #wanted: number;
   #closed = false;
 
-  constructor(opts: SessionBrowserOptions & { spares?: number }) {
+  constructor(opts: SessionLauncherOptions<R>) {
     this.#opts = opts;
     this.#wanted = chromiumAvailable(opts.executablePath) ? (opts.spares ?? 1) : 0;
   }
@@ -178,7 +193,7 @@ export class SessionLauncher {
     while (!this.#closed && this.#spares.length < this.#wanted) this.#spares.push(this.#launchSpare());
   }
 
-  async launch(device: SessionDevice): Promise<SessionBrowser> {
+  async launch(device: SessionDevice): Promise<Launched<R>> {
     // Spares start with the first session, not with the process: a service that never opens a
     // session never runs a Chromium for them.
     this.warm();
@@ -186,26 +201,41 @@ export class SessionLauncher {
       while (this.#spares.length) {
         const spare = await this.#spares.shift();
         this.warm();
-        if (spare && !spare.closed) {
-          const headers = deviceEmulation(device, spare.version).options.extraHTTPHeaders;
-          if (headers && Object.keys(headers).length) await spare.context.setExtraHTTPHeaders(headers);
+        if (spare && !spare.browser.closed) {
+          const headers = deviceEmulation(device, spare.browser.version).options.extraHTTPHeaders;
+          if (headers && Object.keys(headers).length) await spare.browser.context.setExtraHTTPHeaders(headers);
           return spare;
         }
+        if (spare) await this.#discard(spare);
       }
     }
-    return SessionBrowser.launch(this.#opts, device);
+    return { browser: await SessionBrowser.launch(this.#opts, device) };
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     const spares = this.#spares.splice(0);
-    await Promise.all(spares.map(async (s) => (await s)?.close()));
+    await Promise.all(spares.map(async (s) => this.#discard(await s)));
   }
 
-  #launchSpare(): Promise<SessionBrowser | undefined> {
-    const p = SessionBrowser.launch(this.#opts, DEFAULT_DEVICE).catch(() => undefined);
+  async #discard(spare: Launched<R> | undefined): Promise<void> {
+    if (!spare) return;
+    const prepared = await spare.prepared?.catch(() => undefined);
+    if (prepared !== undefined) await this.#opts.dispose?.(prepared).catch(() => undefined);
+    await spare.browser.close();
+  }
+
+  #launchSpare(): Promise<Launched<R> | undefined> {
+    const p = SessionBrowser.launch(this.#opts, DEFAULT_DEVICE).then(
+      (browser): Launched<R> => {
+        const prepared = this.#opts.prepare?.(browser);
+        prepared?.catch(() => undefined);
+        return { browser, prepared };
+      },
+      () => undefined,
+    );
     // A spare that was still launching when close() ran closes itself.
-    void p.then((b) => (this.#closed ? b?.close() : undefined));
+    void p.then((s) => (this.#closed ? this.#discard(s) : undefined));
     return p;
   }
 }

@@ -76,7 +76,8 @@ export interface SessionUrls {
 
 export interface BrowserSessionsOptions {
   db: Db;
-  launcher: SessionLauncher;
+  /** Launches session browsers; a spare comes with its code runner already started. */
+  launcher: SessionLauncher<CodeRunner>;
   /** Starts a session's code runner (the sandbox) for its browser. */
   startRunner: (browser: LiveBrowser, sessionId: string) => Promise<CodeRunner>;
   runPrompt: PromptRunner;
@@ -408,9 +409,11 @@ export class BrowserSessions {
     // all at once, and none runs past its start-up timeouts.
     const done = await this.#openSlot();
     try {
-      browser = await this.#o.launcher.launch(o.device);
-      // The sandbox starts while the page is replayed: its start-up is most of a first call's wait.
-      if (o.eagerRunner) {
+      const launched = await this.#o.launcher.launch(o.device);
+      browser = launched.browser;
+      runner = launched.prepared;
+      // Otherwise the sandbox starts while the page is replayed: its start-up is most of a first call's wait.
+      if (!runner && o.eagerRunner) {
         runner = this.#o.startRunner(browser, id);
         runner.catch(() => undefined);
       }
