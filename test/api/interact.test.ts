@@ -255,6 +255,35 @@ out`,
     await limited.stopInteract(ids[3]);
   });
 
+  test('/v2/browser: a profile is saved when the session ends and loaded by the next; streamWebView false hides the live view', async () => {
+    const first = await api.createBrowser({ profile: { name: 'shop' }, streamWebView: false });
+    assert.equal(first.status, 200, first.text);
+    const set = await api.executeBrowser(first.json.id, {
+      language: 'node',
+      code: `await page.goto(${JSON.stringify(`${main}/mutable/interact/form`)}); await page.evaluate(() => localStorage.setItem('cart', '3 apples')); 'set'`,
+    });
+    assert.equal(set.json.success, true, set.text);
+    // The CDP URL works, the live view does not (404 as for a wrong token).
+    assert.equal((await fetch(first.json.liveViewUrl)).status, 404);
+    const ended = await api.deleteBrowser(first.json.id);
+    assert.equal(ended.status, 200);
+    assert.equal(ended.json.status, 'destroyed');
+
+    const second = await api.createBrowser({ profile: { name: 'shop', saveChanges: false } });
+    assert.equal((await fetch(second.json.liveViewUrl)).status, 200);
+    const read = await api.executeBrowser(second.json.id, {
+      language: 'node',
+      code: `await page.goto(${JSON.stringify(`${main}/mutable/interact/form`)}); await page.evaluate(() => localStorage.getItem('cart'))`,
+    });
+    assert.equal(read.json.result, JSON.stringify('3 apples'), read.text);
+    const listed = await api.listBrowsers('?status=active');
+    assert.ok(listed.json.sessions.some((x: { id: string }) => x.id === second.json.id));
+    assert.ok(!listed.json.sessions.some((x: { id: string }) => x.id === first.json.id));
+    await api.deleteBrowser(second.json.id);
+    assert.equal((await api.deleteBrowser(second.json.id)).status, 410);
+    assert.equal((await api.executeBrowser(randomUUID(), { code: 'true' })).status, 404);
+  });
+
   test('402 when the team cannot pay a minute of browser time', async () => {
     const id = await scrapeId();
     const team = await findTeamByName(svc.db, svc.config.defaultTeam);
