@@ -11,6 +11,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -50,12 +51,22 @@ export class SessionBrowser implements LiveBrowser {
   readonly version: string;
   readonly #guard: GuardProxy;
   readonly #userDataDir: string;
+  /** Loopback port relayed to the jailed DevTools port. */
+  readonly #devtools: Relay;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Settles when Chromium or its context went away (closed by us, crashed, or closed by a caller over CDP). */
   readonly whenClosed: Promise<void>;
 
-  private constructor(context: BrowserContext, cdpEndpoint: string, version: string, guard: GuardProxy, dir: string) {
+  private constructor(
+    context: BrowserContext,
+    cdpEndpoint: string,
+    version: string,
+    guard: GuardProxy,
+    dir: string,
+    devtools: Relay,
+  ) {
+    this.#devtools = devtools;
     this.context = context;
     this.cdpEndpoint = cdpEndpoint;
     this.version = version;
@@ -78,13 +89,20 @@ export class SessionBrowser implements LiveBrowser {
     const version = await chromiumVersion(opts.executablePath);
     const jailed = await jailedChromium(opts.executablePath);
     const emu = deviceEmulation(device, version);
-    const guard = await GuardProxy.start({ ...opts.ssrf, allowPrivateNetwork: opts.allowPrivateNetwork });
+    // The session directory (sandbox/chromium-jail.ts): the profile, and the Unix sockets by which
+    // the jailed browser reaches its guard proxy and the server reaches its DevTools port.
     const dir = await mkdtemp(join(tmpdir(), 'gleaner-session-'));
+    const profile = join(dir, 'profile');
+    const guard = await GuardProxy.start({
+      ...opts.ssrf,
+      allowPrivateNetwork: opts.allowPrivateNetwork,
+      socketPath: join(dir, 'guard.sock'),
+    });
     let context: BrowserContext;
     try {
       const { chromium } = await import('playwright-core');
       const { extraHTTPHeaders, ...launchOptions } = emu.options;
-      context = await chromium.launchPersistentContext(dir, {
+      context = await chromium.launchPersistentContext(profile, {
         ...launchOptions,
         executablePath: jailed,
         headless: true,
@@ -103,9 +121,11 @@ export class SessionBrowser implements LiveBrowser {
         `Chromium could not be started for a browser session: ${(err as Error).message}`,
       );
     }
-    // Chromium writes its DevTools port and browser target path once it listens.
-    const [port, path] = (await readFile(join(dir, 'DevToolsActivePort'), 'utf8')).trim().split('\n');
-    return new SessionBrowser(context, `ws://127.0.0.1:${port}${path}`, version, guard, dir);
+    // Chromium writes its DevTools target path once it listens; its port is in its own network
+    // namespace, reached through SESSION/cdp.sock, which this process offers on a loopback port.
+    const path = (await readFile(join(profile, 'DevToolsActivePort'), 'utf8')).trim().split('\n')[1];
+    const devtools = await relayToSocket(join(dir, 'cdp.sock'));
+    return new SessionBrowser(context, `ws://127.0.0.1:${devtools.port}${path}`, version, guard, dir, devtools);
   }
 
   get closed(): boolean {
@@ -123,6 +143,7 @@ export class SessionBrowser implements LiveBrowser {
       this.#closed = true;
       await this.context.close().catch(() => undefined);
       await this.#guard.close().catch(() => undefined);
+      this.#devtools.close();
       await rm(this.#userDataDir, { recursive: true, force: true }).catch(() => undefined);
     })();
     return this.#closing;
@@ -132,6 +153,41 @@ export class SessionBrowser implements LiveBrowser {
 /** The context options, init scripts and cookies that realise a device on this Chromium. */
 export function deviceEmulation(device: SessionDevice, browserVersion: string): Emulation {
   return emulation({ mobile: device.mobile, location: device.location, headers: device.headers, browserVersion });
+}
+
+interface Relay {
+  port: number;
+  /** Stops listening and cuts the open connections. */
+  close(): void;
+}
+
+/** A loopback TCP port whose connections are piped to the Unix socket at `path`. */
+async function relayToSocket(path: string): Promise<Relay> {
+  const open = new Set<Socket>();
+  const server = createServer((socket) => {
+    const upstream = connect(path);
+    for (const s of [socket, upstream]) {
+      open.add(s);
+      s.on('close', () => open.delete(s));
+    }
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
+    upstream.on('close', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+  return {
+    port: (server.address() as AddressInfo).port,
+    close() {
+      server.close();
+      for (const s of open) s.destroy();
+    },
+  };
 }
 
 const versions = new Map<string, Promise<string>>();

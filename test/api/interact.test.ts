@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +191,55 @@ out`,
       await api.stopInteract(id);
     } finally {
       delete process.env.GLEANER_CANARY_SECRET;
+    }
+  });
+
+  test("a context made over CDP without the guard proxy reaches nothing: the browser's only way out is its guard", async () => {
+    let hits = 0;
+    const canary = createServer((_req, res) => {
+      hits++;
+      res.end('<title>canary</title>canary');
+    });
+    await new Promise<void>((r) => canary.listen(0, '127.0.0.1', () => r()));
+    const canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}/`;
+    try {
+      const id = await scrapeId();
+      const first = await api.interact(id, { code: '1' });
+      const browser = await chromium.connectOverCDP(first.json.cdpUrl);
+      try {
+        // Through the session's own context (the guard allows loopback in tests): reached.
+        const page = await browser.contexts()[0].newPage();
+        await page.goto(canaryUrl);
+        assert.equal(hits, 1);
+        await page.close();
+        // A context told to connect directly: its own network namespace has nothing to reach.
+        const cdp = await browser.newBrowserCDPSession();
+        const { browserContextId } = (await cdp.send('Target.createBrowserContext', {
+          proxyServer: 'direct://',
+        } as never)) as { browserContextId: string };
+        const { targetId } = (await cdp.send('Target.createTarget', {
+          url: canaryUrl,
+          browserContextId,
+        } as never)) as { targetId: string };
+        const deadline = Date.now() + 5000;
+        let url = '';
+        while (Date.now() < deadline) {
+          const { targetInfos } = (await cdp.send('Target.getTargets')) as {
+            targetInfos: { targetId: string; url: string; title: string }[];
+          };
+          const t = targetInfos.find((x) => x.targetId === targetId);
+          url = `${t?.url} ${t?.title}`;
+          if (t && t.title !== '' && t.title !== canaryUrl) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.equal(hits, 1, `the direct context reached the canary (${url})`);
+        assert.doesNotMatch(url, / canary$/);
+      } finally {
+        await browser.close();
+      }
+      await api.stopInteract(id);
+    } finally {
+      canary.close();
     }
   });
 

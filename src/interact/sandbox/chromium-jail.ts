@@ -3,14 +3,20 @@
 // show the server's source, data directory and /proc/self/environ. Under bubblewrap it sees /usr,
 // the few /etc entries a browser needs (fonts, certificates, its own configuration), an empty
 // /tmp, a clean environment and its own profile directory, as uid 65534 in its own user, PID, IPC
-// and UTS namespaces. The network namespace is shared: the browser reaches the targets only
-// through its SSRF guard proxy on loopback, and the server reaches its DevTools port.
+// and UTS namespaces, and in a network namespace of its own: its only way out is its SSRF guard
+// proxy, its only way in its DevTools port, both as Unix sockets in the session directory
+// (chromium-netns.ts, run by the Node binary inside the jail, relays them and starts Chromium).
+// So no page and no CDP command (a context made with `proxyServer: "direct://"`) reaches a host
+// the guard would refuse.
 //
-// Playwright launches the executable it is given with the pipe on fds 3 and 4, which bwrap passes
-// on; the jail is a small shell script standing in for Chromium that execs bwrap.
+// Playwright launches the executable it is given with the pipe on fds 3 and 4, which bwrap and
+// the relay pass on; the jail is a small shell script standing in for Chromium that execs bwrap.
+// The session directory is the profile's parent: SESSION/profile, SESSION/guard.sock, SESSION/cdp.sock.
+import { realpathSync } from 'node:fs';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { probeBwrap } from './bwrap.ts';
 
 /** /etc entries a browser reads; the rest of /etc (shadow, service configuration) stays out. */
@@ -41,8 +47,11 @@ export function jailedChromium(chromium: string, bwrap = 'bwrap'): Promise<strin
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
+const RELAY = join(dirname(fileURLToPath(import.meta.url)), 'chromium-netns.ts');
+
 async function writeJail(chromium: string, bwrap: string): Promise<string> {
   await probeBwrap(bwrap);
+  const node = realpathSync(process.execPath);
   const dir = await mkdtemp(join(tmpdir(), 'gleaner-chromium-'));
   const path = join(dir, 'chromium');
   const etc = ETC.map((p) => `--ro-bind-try ${p} ${p}`).join(' ');
@@ -53,12 +62,15 @@ async function writeJail(chromium: string, bwrap: string): Promise<string> {
 udd=
 for a in "$@"; do case "$a" in --user-data-dir=*) udd="\${a#--user-data-dir=}";; esac; done
 [ -n "$udd" ] || { echo "chromium jail: no --user-data-dir" >&2; exit 2; }
-exec ${quote(bwrap)} --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts --uid 65534 --gid 65534 \\
+session=$(dirname "$udd")
+exec ${quote(bwrap)} --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-net \\
+  --uid 65534 --gid 65534 \\
   --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin --symlink usr/sbin /sbin \\
   ${etc} \\
-  --proc /proc --dev /dev --tmpfs /tmp --bind "$udd" "$udd" \\
+  --proc /proc --dev /dev --tmpfs /tmp --bind "$session" "$session" \\
+  --ro-bind ${quote(node)} /opt/node --ro-bind ${quote(RELAY)} /opt/chromium-netns.ts \\
   --clearenv --setenv HOME "$udd" --setenv PATH /usr/bin:/bin --setenv LANG C.UTF-8 \\
-  ${quote(chromium)} "$@"
+  /opt/node /opt/chromium-netns.ts "$session" ${quote(chromium)} "$@"
 `,
   );
   await chmod(path, 0o700);

@@ -22,7 +22,14 @@ import {
   createServer,
   request as httpRequest,
 } from 'node:http';
-import { type AddressInfo, type Socket, connect, isIP } from 'node:net';
+import {
+  type AddressInfo,
+  type Server as NetServer,
+  type Socket,
+  connect,
+  createServer as createNetServer,
+  isIP,
+} from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -50,6 +57,11 @@ export interface GuardFailure {
 export interface GuardProxyOptions extends GuardedLookupOptions {
   /** TCP connect timeout to targets (default 10 s). */
   connectTimeoutMs?: number;
+  /**
+   * Also serve the proxy on this Unix socket: a browser in a network namespace of its own
+   * (src/interact/sandbox/chromium-jail.ts) reaches it only this way.
+   */
+  socketPath?: string;
 }
 
 const HOP_BY_HOP = new Set([
@@ -77,6 +89,7 @@ export class GuardProxy {
   readonly #server: ReturnType<typeof createServer>;
   readonly #agent: HttpAgent;
   readonly #tunnels = new Set<Socket | Duplex>();
+  #unix: NetServer | undefined;
 
   private constructor(opts: GuardProxyOptions, server: ReturnType<typeof createServer>, port: number) {
     this.#opts = opts;
@@ -107,6 +120,14 @@ export class GuardProxy {
       server.listen(0, '127.0.0.1', () => resolve());
     });
     const proxy = new GuardProxy(opts, server, (server.address() as AddressInfo).port);
+    if (opts.socketPath) {
+      const unix = createNetServer((socket) => server.emit('connection', socket));
+      await new Promise<void>((resolve, reject) => {
+        unix.once('error', reject);
+        unix.listen(opts.socketPath, () => resolve());
+      });
+      proxy.#unix = unix;
+    }
     server.on('request', (req, res) => proxy.#forward(req, res));
     server.on('connect', (req, socket, head) => proxy.#tunnel(req, socket, head));
     server.on('upgrade', (_req, socket) => socket.destroy()); // WebSockets come as CONNECT
@@ -145,6 +166,7 @@ export class GuardProxy {
     this.#agent.destroy();
     // Not awaiting server.close(): its callback waits for sockets' close events, and nothing here
     // needs that; every socket is destroyed above or just below.
+    this.#unix?.close();
     this.#server.close();
     this.#server.closeAllConnections();
   }
