@@ -479,7 +479,11 @@ export class BrowserSessions {
     timeoutSeconds: number,
   ): Promise<InteractResult> {
     s.busy++;
-    const run = s.tail.then(() => this.#run(s, what, timeoutSeconds * 1000));
+    const run = s.tail.then(async () => {
+      // The session's time so far (billed when it ends) and a little more must still be affordable.
+      await ensureCredits(this.#o.db, s.caller.teamId, sessionCredits(Date.now() - s.startedAt) + 1);
+      return this.#run(s, what, timeoutSeconds * 1000);
+    });
     s.tail = run.catch(() => undefined);
     return run.finally(() => {
       s.busy--;

@@ -335,7 +335,7 @@ out`,
     assert.equal((await api.executeBrowser(randomUUID(), { code: 'true' })).status, 404);
   });
 
-  test('402 when the team cannot pay a minute of browser time', async () => {
+  test('402 when the team cannot pay a minute of browser time, or a live session its time so far', async () => {
     const id = await scrapeId();
     const team = await findTeamByName(svc.db, svc.config.defaultTeam);
     await svc.settled();
@@ -344,6 +344,14 @@ out`,
     try {
       const res = await api.interact(id, { code: '1' });
       assert.equal(res.status, 402, res.text);
+      // A live session's calls stop at 402 once its time so far cannot be paid; DELETE still ends it.
+      await setCreditQuota(svc.db, team!.id, null);
+      const live = await scrapeId();
+      assert.equal((await api.interact(live, { code: '1' })).status, 200);
+      await setCreditQuota(svc.db, team!.id, await api.creditsUsed());
+      const refused = await api.interact(live, { code: '1' });
+      assert.equal(refused.status, 402, refused.text);
+      assert.equal((await api.stopInteract(live)).status, 200);
     } finally {
       await setCreditQuota(svc.db, team!.id, null);
     }
