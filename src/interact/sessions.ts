@@ -42,24 +42,13 @@ import { getJobOwner, updateJob } from '../store/jobs.ts';
 import { readProfile, saveProfile } from '../store/profiles.ts';
 import type { Caller } from '../store/teams.ts';
 import type { LiveBrowser } from './live-browser.ts';
+import type { Sandbox, SandboxResult } from './sandbox/sandbox.ts';
 import type { SessionTokenSet } from './session-tokens.ts';
 import { openAtReplay } from './replay.ts';
 import { DEFAULT_DEVICE, type SessionBrowser, type SessionDevice, type SessionLauncher } from './session-browser.ts';
 
-/** What runs a caller's code against a session's browser (src/interact/sandbox/). */
-export interface CodeRunner {
-  run(req: { language: InteractLanguage; code: string; timeoutMs: number }): Promise<CodeOutcome>;
-  close(): Promise<void>;
-}
-export interface CodeOutcome {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  result?: string;
-  error?: string;
-  killed: boolean;
-  truncated: boolean;
-}
+/** What runs a caller's code against a session's browser: the sandbox (src/interact/sandbox/). */
+export type CodeRunner = Pick<Sandbox, 'run' | 'close'>;
 /** What runs a prompt (src/interact/prompt-agent.ts): the agent's answer and the final snapshot. */
 export type PromptRunner = (req: {
   browser: LiveBrowser;
@@ -533,7 +522,7 @@ export class BrowserSessions {
         throw this.#failure(s, err);
       }
     }
-    let out: CodeOutcome;
+    let out: SandboxResult;
     try {
       s.runner ??= this.#o.startRunner(s.browser, s.id);
       s.runner.catch(() => (s.runner = undefined));

@@ -38,20 +38,21 @@ const columns = `id, team_id AS "teamId", api_key_id AS "apiKeyId", kind, scrape
   last_activity AS "lastActivity", expires_at AS "expiresAt", ended_at AS "endedAt", end_reason AS "endReason",
   duration_ms::float8 AS "durationMs", credits`;
 
-export interface NewBrowserSession {
-  id: string;
-  teamId: string;
-  apiKeyId: string | null;
-  kind: BrowserSessionKind;
-  scrapeJobId: string | null;
-  instance: string;
-  streamWebView: boolean;
-  ttlSeconds: number | null;
-  activityTtlSeconds: number;
-  cdpUrl: string;
-  liveViewUrl: string;
-  interactiveLiveViewUrl: string;
-}
+export type NewBrowserSession = Pick<
+  BrowserSessionRow,
+  | 'id'
+  | 'teamId'
+  | 'apiKeyId'
+  | 'kind'
+  | 'scrapeJobId'
+  | 'instance'
+  | 'streamWebView'
+  | 'ttlSeconds'
+  | 'activityTtlSeconds'
+  | 'cdpUrl'
+  | 'liveViewUrl'
+  | 'interactiveLiveViewUrl'
+>;
 
 /**
  * Inserts the session when the team has fewer than `perTeam` live sessions; undefined when it has
