@@ -1,0 +1,131 @@
+// The metric of the WCXB corpus's score.mjs, in TypeScript (the quality test scores without spawning it, and the
+// bench keeps per-page figures): bag-of-words token F1 of the prediction against the ground truth's main_content
+// (lower-cased runs of letters, digits and underscores), averaged over pages, overall and by page type; plus the
+// share of `with` snippets found in the prediction and of `without` snippets wrongly kept (whitespace-normalised,
+// lower-cased substring match). Any change here must keep it equal to score.mjs: the quality test checks that.
+// score.mjs reads its predictions as they are; markdownText (below) reduces markdown to text before either.
+
+/** What score.mjs reads of a page's ground truth. */
+export interface WcxbTruth {
+  main_content: string;
+  with?: string[];
+  without?: string[];
+}
+
+export interface PageScore {
+  P: number;
+  R: number;
+  F1: number;
+  withFound: number;
+  withAll: number;
+  withoutKept: number;
+  withoutAll: number;
+}
+
+export interface ScoreRow {
+  n: number;
+  P: number;
+  R: number;
+  F1: number;
+}
+
+/** The shape score.mjs prints (figures rounded to 3 decimals). */
+export interface ScoreSummary extends ScoreRow {
+  withFound: number;
+  withoutKept: number;
+  byType: Record<string, ScoreRow>;
+}
+
+export const tokens = (s: string): string[] => (s || '').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+const norm = (s: string): string => (s || '').toLowerCase().replace(/\s+/g, ' ').trim();
+
+/** Precision, recall and F1 of the prediction's tokens against the reference's (multiset overlap). */
+export function tokenF1(pred: string, ref: string): { P: number; R: number; F1: number } {
+  const p = tokens(pred);
+  const r = tokens(ref);
+  if (!r.length) return p.length ? { P: 0, R: 0, F1: 0 } : { P: 1, R: 1, F1: 1 };
+  if (!p.length) return { P: 0, R: 0, F1: 0 };
+  const left = new Map<string, number>();
+  for (const t of r) left.set(t, (left.get(t) ?? 0) + 1);
+  let overlap = 0;
+  for (const t of p) {
+    const k = left.get(t);
+    if (k) {
+      overlap++;
+      left.set(t, k - 1);
+    }
+  }
+  const P = overlap / p.length;
+  const R = overlap / r.length;
+  return { P, R, F1: P + R ? (2 * P * R) / (P + R) : 0 };
+}
+
+export function scorePage(pred: string, truth: WcxbTruth): PageScore {
+  const np = norm(pred);
+  const found = (snippets: string[] | undefined) => (snippets ?? []).filter((w) => np.includes(norm(w))).length;
+  return {
+    ...tokenF1(pred, truth.main_content),
+    withFound: found(truth.with),
+    withAll: truth.with?.length ?? 0,
+    withoutKept: found(truth.without),
+    withoutAll: truth.without?.length ?? 0,
+  };
+}
+
+/** Averages over pages (in the given order, which sets byType's key order, as score.mjs's metadata order does). */
+export function summarize(pages: { type: string; score: PageScore }[]): ScoreSummary {
+  const sums = new Map<string, [number, number, number, number]>([['all', [0, 0, 0, 0]]]);
+  let withFound = 0;
+  let withAll = 0;
+  let withoutKept = 0;
+  let withoutAll = 0;
+  for (const { type, score } of pages) {
+    for (const k of ['all', type]) {
+      const s = sums.get(k) ?? [0, 0, 0, 0];
+      sums.set(k, s);
+      s[0] += score.P;
+      s[1] += score.R;
+      s[2] += score.F1;
+      s[3]++;
+    }
+    withFound += score.withFound;
+    withAll += score.withAll;
+    withoutKept += score.withoutKept;
+    withoutAll += score.withoutAll;
+  }
+  const round = (x: number) => +x.toFixed(3);
+  const row = (s: [number, number, number, number]): ScoreRow => ({
+    n: s[3],
+    P: round(s[0] / s[3]),
+    R: round(s[1] / s[3]),
+    F1: round(s[2] / s[3]),
+  });
+  return {
+    ...row(sums.get('all')!),
+    withFound: round(withFound / withAll),
+    withoutKept: round(withoutKept / withoutAll),
+    byType: Object.fromEntries([...sums].filter(([k]) => k !== 'all').map(([k, s]) => [k, row(s)])),
+  };
+}
+
+/** Whether two summaries hold the same figures (byType's key order aside). */
+export function sameSummary(a: ScoreSummary, b: ScoreSummary): boolean {
+  const canonical = (s: ScoreSummary) =>
+    JSON.stringify({ ...s, byType: Object.fromEntries(Object.entries(s.byType).sort(([x], [y]) => (x < y ? -1 : 1))) });
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * The text a reader sees of a markdown document, for scoring: an image is dropped (its alt text is not page text),
+ * a link keeps its text and loses its target, fence lines go (a language tag is not content), backslash escapes
+ * and the underscores of emphasis go (the metric's tokens include `_`, so `_word_` would not match `word`).
+ * Without this, every link's URL would count as words the page never showed.
+ */
+export function markdownText(md: string): string {
+  return md
+    .replace(/^\s*(```|~~~).*$/gm, '')
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1')
+    .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')
+    .replace(/(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, '');
+}
