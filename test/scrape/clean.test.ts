@@ -8,6 +8,7 @@ import { isTag } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { type CleanOptions, cleanDocument, validateSelectors } from '../../src/scrape/transform/clean.ts';
 import { blockText } from './main-content/score.ts';
+import { domToMarkdown } from '../../src/markdown/markdown.ts';
 
 function clean(html: string, opts: Partial<CleanOptions> = {}): AnyNode[] {
   return cleanDocument(parseDocument(html), { onlyMainContent: false, ...opts });
@@ -35,6 +36,24 @@ describe('always removed', () => {
     const t = text(html, { onlyMainContent: true });
     assert.match(t, /Article sentence number 0/);
     assert.doesNotMatch(t, /small hidden note/);
+  });
+
+  test('a hidden wrapper holding the whole page is rendered to markdown (streamed page)', () => {
+    const html = `<body><div hidden id="S:0">${prose('Streamed')}</div><div hidden>small hidden note</div></body>`;
+    const md = domToMarkdown(clean(html, { onlyMainContent: true }), { baseUrl: 'https://x.test/' });
+    assert.match(md, /Streamed sentence number 0/);
+    assert.doesNotMatch(md, /small hidden note/);
+  });
+
+  test('a body left empty by scripts falls back to its <noscript> content; otherwise noscript is dropped', () => {
+    const shell = (extra: string) =>
+      `<body><div id="app"></div>${extra}<noscript><div class="post"><p>by alice</p>${prose('Thread')}</div></noscript></body>`;
+    const md = domToMarkdown(clean(shell(''), { onlyMainContent: true }), { baseUrl: 'https://x.test/' });
+    assert.match(md, /Thread sentence number 0/);
+    assert.match(md, /by alice/);
+    const t = text(shell(prose('Visible', 8)), { onlyMainContent: true });
+    assert.match(t, /Visible sentence/);
+    assert.doesNotMatch(t, /Thread sentence/);
   });
 
   test('a fragment without <html>/<body> works', () => {

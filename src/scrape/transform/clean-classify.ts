@@ -151,7 +151,6 @@ const CONSENT_TOKENS = new Set([
   'truste',
   'trustarc',
   'quantcast',
-  'cmp',
   'cmpbox',
   'termly',
   'iubenda',

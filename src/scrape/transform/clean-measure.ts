@@ -49,6 +49,8 @@ export interface Measure {
   removable: Element[];
   /** Comment-section elements (outermost only). */
   comments: Element[];
+  /** Dropped <noscript> elements, each with its parent and the index it had among the kept children. */
+  noscripts: { el: Element; parent: ParentNode; at: number }[];
 }
 
 function countChars(s: string): number {
@@ -98,7 +100,16 @@ function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
 /** Step 2: drop never-content nodes and measure every element, in one iterative walk. */
 export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean): Measure {
   const info = new Map<Element, Info>();
-  const m: Measure = { info, body: doc, h1s: [], semantic: [], articles: [], removable: [], comments: [] };
+  const m: Measure = {
+    info,
+    body: doc,
+    h1s: [],
+    semantic: [],
+    articles: [],
+    removable: [],
+    comments: [],
+    noscripts: [],
+  };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
   let foundBody = false;
@@ -127,8 +138,10 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
         }
       } else if (isTag(child)) {
         const name = child.name;
-        if (DROP_TAGS.has(name) || (checkExcluded && excluded.has(child))) drop = true;
-        else {
+        if (DROP_TAGS.has(name) || (checkExcluded && excluded.has(child))) {
+          drop = true;
+          if (name === 'noscript') m.noscripts.push({ el: child, parent: f.el, at: f.kept ? f.kept.length : f.i - 1 });
+        } else {
           const flags = classify(child, name, blockAds);
           const neg = (f.info ? f.info.neg : 1) * penalty(flags);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
@@ -203,6 +216,20 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
     }
   }
   return m;
+}
+
+/**
+ * Put the dropped <noscript> elements' content back in their place (the noscript unwrapped), for a
+ * re-measure: pages that render their body with scripts and serve the text only there (forum threads).
+ */
+export function unwrapNoscripts(m: Measure): void {
+  for (let i = m.noscripts.length - 1; i >= 0; i--) {
+    const { el, parent, at } = m.noscripts[i];
+    const kids = [...parent.children];
+    kids.splice(at, 0, ...el.children);
+    relink(parent, kids);
+  }
+  m.noscripts = [];
 }
 
 /** Replace a parent's children, keeping domhandler's sibling links right. */
