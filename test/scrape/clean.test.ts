@@ -195,6 +195,21 @@ describe('onlyMainContent', () => {
     }
   });
 
+  test('a listing keeps its link-dense item lists; an article drops its link-dense blocks', () => {
+    const items = (n: number, w: string) =>
+      `<ul class="grid">${Array.from({ length: n }, (_, i) => `<li><a href="/p/${i}">${w} item ${i} with a longer title</a></li>`).join('')}</ul>`;
+    const listing = `<body><nav><a href="/">Home</a><a href="/c">Catalog</a></nav><main><h1>All products</h1>
+      <p>Browse the range.</p>${items(12, 'Listed')}${items(12, 'More')}</main></body>`;
+    const t = text(listing, { onlyMainContent: true });
+    assert.match(t, /Listed item 11 with a longer title/);
+    assert.match(t, /More item 0 with a longer title/);
+    assert.doesNotMatch(t, /Catalog/);
+    const articlePage = `<body><main><h1>Story</h1>${prose('Story', 8)}${items(6, 'Linked')}</main></body>`;
+    const a = text(articlePage, { onlyMainContent: true });
+    assert.match(a, /Story sentence number 7/);
+    assert.doesNotMatch(a, /Linked item/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])
