@@ -210,6 +210,17 @@ describe('onlyMainContent', () => {
     assert.doesNotMatch(a, /Linked item/);
   });
 
+  test('a block repeated with the same tag and text (a mobile and a desktop copy) is kept once', () => {
+    const html = `<body><main><div class="mobile"><h1>Product title here</h1><p>Price is 35 dollars today</p></div>
+      <div class="desktop"><h1>Product title here</h1><p>Price is 35 dollars today</p>${prose('Description')}</div>
+      <ul><li>Product title here</li></ul><p>Yes</p><p>Yes</p></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.equal(t.match(/Product title here/g)?.length, 2, t);
+    assert.equal(t.match(/Price is 35 dollars/g)?.length, 1, t);
+    assert.equal(t.match(/^Yes$/gm)?.length, 2, t);
+    assert.match(t, /Description sentence number 5/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])

@@ -9,6 +9,7 @@ import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
 import { F_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
+import { repeatedBlocks } from './clean-repeats.ts';
 import { detach, type Measure, measure, relink, unwrapNoscripts } from './clean-measure.ts';
 
 export interface CleanOptions {
@@ -127,6 +128,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   if (title) remove.push(...boilerplateIn(m, title, false));
   if (keepsText(m, [container, ...(title ? [title] : [])], remove)) {
     detach(m, remove);
+    detach(m, repeatedBlocks(title ? [title, container] : [container]));
     return isBody ? [...container.children] : title ? [title, container] : [container];
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
