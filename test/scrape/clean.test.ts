@@ -221,6 +221,15 @@ describe('onlyMainContent', () => {
     assert.match(t, /Description sentence number 5/);
   });
 
+  test("a product's customer reviews widget is dropped like a comment section", () => {
+    const review = `<div class="review"><p>${'Great bag, the straps are comfortable and it holds a lot. '.repeat(2)}</p></div>`;
+    const html = `<body><main><h1>Trail Pack</h1>${prose('Description', 8)}
+      <section id="reviews"><h2>159 reviews</h2>${review}${review}</section></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Description sentence number 7/);
+    assert.doesNotMatch(t, /Great bag/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])

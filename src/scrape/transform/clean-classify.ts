@@ -271,6 +271,13 @@ const COMMENT_TOKENS = new Set([
   'replies',
   'discussion',
   'commentary',
+  'reviews',
+  'yotpo',
+  'bazaarvoice',
+  'okendo',
+  'judgeme',
+  'powerreviews',
+  'trustpilot',
 ]);
 /** Content tokens (Readability's positive list, trimmed). */
 const POS_TOKENS = new Set([
