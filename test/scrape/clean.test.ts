@@ -230,6 +230,22 @@ describe('onlyMainContent', () => {
     assert.doesNotMatch(t, /Great bag/);
   });
 
+  test('a listing whose items are links is the content, not the short blurb beside it', () => {
+    const cards = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `<div class="card"><a href="/c/${i}"><h3>Certificate program number ${i}</h3><span>Online, 6 weeks</span></a></div>`,
+    ).join('');
+    const html = `<body><nav><a href="/">Home</a><a href="/about">About us</a></nav><div class="page"><div class="region">
+      <div class="field"><div class="field-item"><div class="text"><p>Solve problems. Grow your network. Accelerate your career with one of our programs.</p></div></div></div>
+      <div class="grid">${cards}</div></div></div><footer><p>Copyright notice of the school</p></footer></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Solve problems/);
+    assert.match(t, /Certificate program number 0/);
+    assert.match(t, /Certificate program number 29/);
+    assert.doesNotMatch(t, /About us|Copyright/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])

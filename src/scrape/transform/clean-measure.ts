@@ -26,6 +26,8 @@ export interface Info {
   good: number;
   /** `good` weighted by the boilerplate/content multipliers of the block's ancestors. */
   mass: number;
+  /** All text (links too) weighted the same way: where the unflagged text of a listing lies. */
+  tmass: number;
   /** Inline text directly in this block (not in nested blocks). */
   ownText: number;
   ownLink: number;
@@ -86,6 +88,7 @@ function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
     link: 0,
     good: 0,
     mass: 0,
+    tmass: 0,
     ownText: 0,
     ownLink: 0,
     neg,
@@ -129,6 +132,7 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
         if (n) {
           if (f.info) {
             f.info.text += n;
+            f.info.tmass += n * f.info.mult;
             if (f.inLink) f.info.link += n;
           }
           if (f.block) {
@@ -211,6 +215,7 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
       parent.link += ci.link;
       parent.good += ci.good;
       parent.mass += ci.mass;
+      parent.tmass += ci.tmass;
       parent.h1 += ci.h1;
       parent.headings += ci.headings;
     }
@@ -261,6 +266,7 @@ export function detach(m: Measure, els: Element[]): void {
       ai.link -= ci.link;
       ai.good -= ci.good;
       ai.mass -= ci.mass;
+      ai.tmass -= ci.tmass;
       ai.h1 -= ci.h1;
       ai.headings -= ci.headings;
     }
