@@ -246,6 +246,16 @@ describe('onlyMainContent', () => {
     assert.doesNotMatch(t, /About us|Copyright/);
   });
 
+  test('a long run of prose is kept whatever its class; a short or link-dense "toc"/"related" block is not', () => {
+    const html = `<body><main><h1>Forming a company</h1><nav class="toc"><a href="#s1">Section one</a><a href="#s2">Two</a></nav>
+      <section class="toc-para" id="s1">${prose('Filing', 9)}</section><section class="toc-para" id="s2">${prose('Naming', 9)}</section>
+      <div class="related"><p>Related short teaser text</p></div></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Filing sentence number 8/);
+    assert.match(t, /Naming sentence number 8/);
+    assert.doesNotMatch(t, /Section one|Related short teaser/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])

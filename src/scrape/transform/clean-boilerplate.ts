@@ -128,7 +128,7 @@ function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   if (f & F_HEADER) return ei.headings === 0;
   if (f & F_SR_ONLY || f & F_AD) return true;
   if (f & F_COMMENT && !forum && !(f & F_SEMANTIC)) return true;
-  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE)) return true;
+  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE) && !isProse(ei)) return true;
   // "Skip to content" links and "Advertisement" labels: short leaves (their text is one text node).
   if (ei.text > 1 && ei.text < 40 && el.children.length === 1 && el.children[0].type === 'text') {
     const t = (el.children[0] as Text).data.trim();
@@ -136,6 +136,15 @@ function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   }
   return false;
 }
+
+/**
+ * A long run of prose with few links is content whatever its class says ("toc-para" is a section a
+ * table of contents points to; menus, share bars and related rails are short or link-dense).
+ */
+function isProse(ei: Info): boolean {
+  return ei.good >= PROSE_CHARS && ei.link < 0.15 * ei.text;
+}
+const PROSE_CHARS = 400;
 
 function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
