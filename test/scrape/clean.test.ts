@@ -8,6 +8,7 @@ import { isTag } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
 import { type CleanOptions, cleanDocument, validateSelectors } from '../../src/scrape/transform/clean.ts';
 import { blockText } from './main-content/score.ts';
+import { domToMarkdown } from '../../src/markdown/markdown.ts';
 
 function clean(html: string, opts: Partial<CleanOptions> = {}): AnyNode[] {
   return cleanDocument(parseDocument(html), { onlyMainContent: false, ...opts });
@@ -35,6 +36,24 @@ describe('always removed', () => {
     const t = text(html, { onlyMainContent: true });
     assert.match(t, /Article sentence number 0/);
     assert.doesNotMatch(t, /small hidden note/);
+  });
+
+  test('a hidden wrapper holding the whole page is rendered to markdown (streamed page)', () => {
+    const html = `<body><div hidden id="S:0">${prose('Streamed')}</div><div hidden>small hidden note</div></body>`;
+    const md = domToMarkdown(clean(html, { onlyMainContent: true }), { baseUrl: 'https://x.test/' });
+    assert.match(md, /Streamed sentence number 0/);
+    assert.doesNotMatch(md, /small hidden note/);
+  });
+
+  test('a body left empty by scripts falls back to its <noscript> content; otherwise noscript is dropped', () => {
+    const shell = (extra: string) =>
+      `<body><div id="app"></div>${extra}<noscript><div class="post"><p>by alice</p>${prose('Thread')}</div></noscript></body>`;
+    const md = domToMarkdown(clean(shell(''), { onlyMainContent: true }), { baseUrl: 'https://x.test/' });
+    assert.match(md, /Thread sentence number 0/);
+    assert.match(md, /by alice/);
+    const t = text(shell(prose('Visible', 8)), { onlyMainContent: true });
+    assert.match(t, /Visible sentence/);
+    assert.doesNotMatch(t, /Thread sentence/);
   });
 
   test('a fragment without <html>/<body> works', () => {
@@ -174,6 +193,67 @@ describe('onlyMainContent', () => {
     ]) {
       assert.doesNotMatch(t, new RegExp(s), s);
     }
+  });
+
+  test('a listing keeps its link-dense item lists; an article drops its link-dense blocks', () => {
+    const items = (n: number, w: string) =>
+      `<ul class="grid">${Array.from({ length: n }, (_, i) => `<li><a href="/p/${i}">${w} item ${i} with a longer title</a></li>`).join('')}</ul>`;
+    const listing = `<body><nav><a href="/">Home</a><a href="/c">Catalog</a></nav><main><h1>All products</h1>
+      <p>Browse the range.</p>${items(12, 'Listed')}${items(12, 'More')}</main></body>`;
+    const t = text(listing, { onlyMainContent: true });
+    assert.match(t, /Listed item 11 with a longer title/);
+    assert.match(t, /More item 0 with a longer title/);
+    assert.doesNotMatch(t, /Catalog/);
+    const articlePage = `<body><main><h1>Story</h1>${prose('Story', 8)}${items(6, 'Linked')}</main></body>`;
+    const a = text(articlePage, { onlyMainContent: true });
+    assert.match(a, /Story sentence number 7/);
+    assert.doesNotMatch(a, /Linked item/);
+  });
+
+  test('a block repeated with the same tag and text (a mobile and a desktop copy) is kept once', () => {
+    const html = `<body><main><div class="mobile"><h1>Product title here</h1><p>Price is 35 dollars today</p></div>
+      <div class="desktop"><h1>Product title here</h1><p>Price is 35 dollars today</p>${prose('Description')}</div>
+      <ul><li>Product title here</li></ul><p>Yes</p><p>Yes</p></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.equal(t.match(/Product title here/g)?.length, 2, t);
+    assert.equal(t.match(/Price is 35 dollars/g)?.length, 1, t);
+    assert.equal(t.match(/^Yes$/gm)?.length, 2, t);
+    assert.match(t, /Description sentence number 5/);
+  });
+
+  test("a product's customer reviews widget is dropped like a comment section", () => {
+    const review = `<div class="review"><p>${'Great bag, the straps are comfortable and it holds a lot. '.repeat(2)}</p></div>`;
+    const html = `<body><main><h1>Trail Pack</h1>${prose('Description', 8)}
+      <section id="reviews"><h2>159 reviews</h2>${review}${review}</section></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Description sentence number 7/);
+    assert.doesNotMatch(t, /Great bag/);
+  });
+
+  test('a listing whose items are links is the content, not the short blurb beside it', () => {
+    const cards = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `<div class="card"><a href="/c/${i}"><h3>Certificate program number ${i}</h3><span>Online, 6 weeks</span></a></div>`,
+    ).join('');
+    const html = `<body><nav><a href="/">Home</a><a href="/about">About us</a></nav><div class="page"><div class="region">
+      <div class="field"><div class="field-item"><div class="text"><p>Solve problems. Grow your network. Accelerate your career with one of our programs.</p></div></div></div>
+      <div class="grid">${cards}</div></div></div><footer><p>Copyright notice of the school</p></footer></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Solve problems/);
+    assert.match(t, /Certificate program number 0/);
+    assert.match(t, /Certificate program number 29/);
+    assert.doesNotMatch(t, /About us|Copyright/);
+  });
+
+  test('a long run of prose is kept whatever its class; a short or link-dense "toc"/"related" block is not', () => {
+    const html = `<body><main><h1>Forming a company</h1><nav class="toc"><a href="#s1">Section one</a><a href="#s2">Two</a></nav>
+      <section class="toc-para" id="s1">${prose('Filing', 9)}</section><section class="toc-para" id="s2">${prose('Naming', 9)}</section>
+      <div class="related"><p>Related short teaser text</p></div></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.match(t, /Filing sentence number 8/);
+    assert.match(t, /Naming sentence number 8/);
+    assert.doesNotMatch(t, /Section one|Related short teaser/);
   });
 
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {

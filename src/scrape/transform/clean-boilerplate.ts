@@ -48,8 +48,29 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean)
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
     forum = commentGood > 0.5 * ri.good;
   }
+  const first = walk(m, root, pageLevelOnly, forum, false);
+  if (pageLevelOnly) return first.remove;
+  // A listing (index, grid, link list): what is left once the flagged boilerplate is gone is mostly
+  // links, so its link-dense blocks are the items, not navigation.
+  const text = ri.text - first.flaggedText;
+  const link = ri.link - first.flaggedLink;
+  if (text > 0 && link > 0.5 * text && first.remove.length > first.flagged)
+    return walk(m, root, pageLevelOnly, forum, true).remove;
+  return first.remove;
+}
+
+interface Walk {
+  remove: Element[];
+  /** How many of `remove` are boilerplate by their tag, role or class (not by link density), and their text. */
+  flagged: number;
+  flaggedText: number;
+  flaggedLink: number;
+}
+
+function walk(m: Measure, root: Element, pageLevelOnly: boolean, forum: boolean, listing: boolean): Walk {
+  const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
-  const remove: Element[] = [];
+  const w: Walk = { remove: [], flagged: 0, flaggedText: 0, flaggedLink: 0 };
   const stack: Element[] = [];
   pushChildren(stack, root);
   while (stack.length) {
@@ -57,11 +78,19 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean)
     const ei = m.info.get(el);
     if (!ei) continue;
     const big = ei.good > half && ri.good > 0;
-    if (!big && (pageLevelOnly ? isLayoutBoilerplate(el, ei) : isBoilerplate(el, ei, forum))) remove.push(el);
+    const why = big ? 0 : pageLevelOnly ? (isLayoutBoilerplate(el, ei) ? FLAGGED : 0) : boilerplate(el, ei, forum);
+    if (why && !(listing && why === LINK_DENSE)) {
+      w.remove.push(el);
+      if (why === FLAGGED) {
+        w.flagged++;
+        w.flaggedText += ei.text;
+        w.flaggedLink += ei.link;
+      }
+    }
     // Nothing inside code is boilerplate (`<span class="hljs-comment">`).
     else if (el.name !== 'pre' && el.name !== 'code') pushChildren(stack, el);
   }
-  return remove;
+  return w;
 }
 
 function pushChildren(stack: Element[], el: ParentNode): void {
@@ -83,19 +112,41 @@ function keepHeader(ei: Info): boolean {
   return ei.h1 > 0 || (ei.headings > 0 && ei.link * 2 < ei.text);
 }
 
-function isBoilerplate(el: Element, ei: Info, forum: boolean): boolean {
+const FLAGGED = 1;
+const LINK_DENSE = 2;
+
+/** Why an element is boilerplate inside the content: FLAGGED, LINK_DENSE, or 0 when it is not. */
+function boilerplate(el: Element, ei: Info, forum: boolean): number {
+  if (isFlagged(el, ei, forum)) return FLAGGED;
+  return isLinkDense(el, ei, forum) ? LINK_DENSE : 0;
+}
+
+function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   const f = ei.flags;
   if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
   // Inside the content a header is kept when it holds any heading (listing cards link theirs).
   if (f & F_HEADER) return ei.headings === 0;
   if (f & F_SR_ONLY || f & F_AD) return true;
   if (f & F_COMMENT && !forum && !(f & F_SEMANTIC)) return true;
-  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE)) return true;
+  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE) && !isProse(ei)) return true;
   // "Skip to content" links and "Advertisement" labels: short leaves (their text is one text node).
   if (ei.text > 1 && ei.text < 40 && el.children.length === 1 && el.children[0].type === 'text') {
     const t = (el.children[0] as Text).data.trim();
     if (el.name === 'a' ? SKIP_LINK.test(t) : ei.text <= 20 && AD_LABEL.test(t.replace(EDGE_PUNCT, ''))) return true;
   }
+  return false;
+}
+
+/**
+ * A long run of prose with few links is content whatever its class says ("toc-para" is a section a
+ * table of contents points to; menus, share bars and related rails are short or link-dense).
+ */
+function isProse(ei: Info): boolean {
+  return ei.good >= PROSE_CHARS && ei.link < 0.15 * ei.text;
+}
+const PROSE_CHARS = 400;
+
+function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
   if (
     LINK_BLOCK_TAGS.has(el.name) &&

@@ -151,7 +151,6 @@ const CONSENT_TOKENS = new Set([
   'truste',
   'trustarc',
   'quantcast',
-  'cmp',
   'cmpbox',
   'termly',
   'iubenda',
@@ -272,6 +271,13 @@ const COMMENT_TOKENS = new Set([
   'replies',
   'discussion',
   'commentary',
+  'reviews',
+  'yotpo',
+  'bazaarvoice',
+  'okendo',
+  'judgeme',
+  'powerreviews',
+  'trustpilot',
 ]);
 /** Content tokens (Readability's positive list, trimmed). */
 const POS_TOKENS = new Set([

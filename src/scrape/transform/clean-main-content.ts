@@ -32,6 +32,9 @@ const LEAF_BLOCKS = new Set([
   'th',
 ]);
 
+const LISTING_BLURB = 1000;
+const LISTING_SHARE = 0.3;
+
 function elementChildren(el: ParentNode): Element[] {
   return el.children.filter(isTag);
 }
@@ -70,6 +73,9 @@ function descend(m: Measure, from: Element): Element {
     // tables and figures next to them).
     if (!best || bestMass < 0.8 * ci.mass || LEAF_BLOCKS.has(best.name)) return c;
     const bi = m.info.get(best)!;
+    // A listing: the prose is a short blurb while most of the unflagged text (the items, mostly
+    // links) lies beside it. The list is the content.
+    if (bi.good < LISTING_BLURB && bi.tmass < LISTING_SHARE * ci.tmass) return c;
     let stop = false;
     for (const k of kids) {
       if (k === best) continue;

@@ -26,6 +26,8 @@ export interface Info {
   good: number;
   /** `good` weighted by the boilerplate/content multipliers of the block's ancestors. */
   mass: number;
+  /** All text (links too) weighted the same way: where the unflagged text of a listing lies. */
+  tmass: number;
   /** Inline text directly in this block (not in nested blocks). */
   ownText: number;
   ownLink: number;
@@ -49,6 +51,8 @@ export interface Measure {
   removable: Element[];
   /** Comment-section elements (outermost only). */
   comments: Element[];
+  /** Dropped <noscript> elements, each with its parent and the index it had among the kept children. */
+  noscripts: { el: Element; parent: ParentNode; at: number }[];
 }
 
 function countChars(s: string): number {
@@ -84,6 +88,7 @@ function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
     link: 0,
     good: 0,
     mass: 0,
+    tmass: 0,
     ownText: 0,
     ownLink: 0,
     neg,
@@ -98,7 +103,16 @@ function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
 /** Step 2: drop never-content nodes and measure every element, in one iterative walk. */
 export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean): Measure {
   const info = new Map<Element, Info>();
-  const m: Measure = { info, body: doc, h1s: [], semantic: [], articles: [], removable: [], comments: [] };
+  const m: Measure = {
+    info,
+    body: doc,
+    h1s: [],
+    semantic: [],
+    articles: [],
+    removable: [],
+    comments: [],
+    noscripts: [],
+  };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
   let foundBody = false;
@@ -118,6 +132,7 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
         if (n) {
           if (f.info) {
             f.info.text += n;
+            f.info.tmass += n * f.info.mult;
             if (f.inLink) f.info.link += n;
           }
           if (f.block) {
@@ -127,8 +142,10 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
         }
       } else if (isTag(child)) {
         const name = child.name;
-        if (DROP_TAGS.has(name) || (checkExcluded && excluded.has(child))) drop = true;
-        else {
+        if (DROP_TAGS.has(name) || (checkExcluded && excluded.has(child))) {
+          drop = true;
+          if (name === 'noscript') m.noscripts.push({ el: child, parent: f.el, at: f.kept ? f.kept.length : f.i - 1 });
+        } else {
           const flags = classify(child, name, blockAds);
           const neg = (f.info ? f.info.neg : 1) * penalty(flags);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
@@ -198,11 +215,26 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
       parent.link += ci.link;
       parent.good += ci.good;
       parent.mass += ci.mass;
+      parent.tmass += ci.tmass;
       parent.h1 += ci.h1;
       parent.headings += ci.headings;
     }
   }
   return m;
+}
+
+/**
+ * Put the dropped <noscript> elements' content back in their place (the noscript unwrapped), for a
+ * re-measure: pages that render their body with scripts and serve the text only there (forum threads).
+ */
+export function unwrapNoscripts(m: Measure): void {
+  for (let i = m.noscripts.length - 1; i >= 0; i--) {
+    const { el, parent, at } = m.noscripts[i];
+    const kids = [...parent.children];
+    kids.splice(at, 0, ...el.children);
+    relink(parent, kids);
+  }
+  m.noscripts = [];
 }
 
 /** Replace a parent's children, keeping domhandler's sibling links right. */
@@ -234,6 +266,7 @@ export function detach(m: Measure, els: Element[]): void {
       ai.link -= ci.link;
       ai.good -= ci.good;
       ai.mass -= ci.mass;
+      ai.tmass -= ci.tmass;
       ai.h1 -= ci.h1;
       ai.headings -= ci.headings;
     }

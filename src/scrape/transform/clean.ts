@@ -7,8 +7,10 @@ import { type AnyNode, type Document, type Element, Element as ElementNode, isTa
 import { findOne, textContent } from 'domutils';
 import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
+import { F_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
-import { detach, type Measure, measure, relink } from './clean-measure.ts';
+import { repeatedBlocks } from './clean-repeats.ts';
+import { detach, type Measure, measure, relink, unwrapNoscripts } from './clean-measure.ts';
 
 export interface CleanOptions {
   /** Default true. */
@@ -87,7 +89,11 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   const excluded = new Set(select(exclude, doc, 'excludeTags'));
   const docTitle = documentTitle(doc);
   ensureBody(doc);
-  const m = measure(doc, excluded, blockAds);
+  let m = measure(doc, excluded, blockAds);
+  if (noscriptHoldsPage(m)) {
+    unwrapNoscripts(m);
+    m = measure(doc, excluded, blockAds);
+  }
   const included = include.length ? select(include, doc, 'includeTags') : null;
 
   // Hidden elements and ads: removed unless they hold most of the page or contain an explicit include.
@@ -98,7 +104,11 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     for (const el of included ?? []) for (let p: ParentNode | null = el; p; p = p.parent) protect.add(p);
     const gone = m.removable.filter((el) => {
       const ei = m.info.get(el)!;
-      return !protect.has(el) && el !== m.body && !(ei.text > 200 && ei.text > 0.6 * total);
+      const kept = protect.has(el) || el === m.body || (ei.text > 200 && ei.text > 0.6 * total);
+      // Kept hidden content is shown: the renderer skips hidden elements (a streamed page parks its
+      // body in a hidden element a script moves into place).
+      if (kept && ei.flags & F_HIDDEN) unhide(el);
+      return !kept;
     });
     detach(m, gone);
   }
@@ -118,6 +128,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   if (title) remove.push(...boilerplateIn(m, title, false));
   if (keepsText(m, [container, ...(title ? [title] : [])], remove)) {
     detach(m, remove);
+    detach(m, repeatedBlocks(title ? [title, container] : [container]));
     return isBody ? [...container.children] : title ? [title, container] : [container];
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
@@ -125,6 +136,25 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   const layout = boilerplateIn(m, m.body, true);
   if (keepsText(m, [m.body], layout)) detach(m, layout);
   return bodyNodes(m);
+}
+
+/**
+ * A page whose visible body is (nearly) empty while its <noscript> elements hold text: a script
+ * renders the page and the no-script fallback is its content.
+ */
+function noscriptHoldsPage(m: Measure): boolean {
+  if (!m.noscripts.length || !isTag(m.body)) return false;
+  const bodyText = m.info.get(m.body)!.text;
+  if (bodyText > 500) return false;
+  let text = 0;
+  for (const n of m.noscripts) text += textContent(n.el).replace(/\s+/g, '').length;
+  return text > 200 && text > 2 * bodyText;
+}
+
+function unhide(el: Element): void {
+  delete el.attribs.hidden;
+  if (el.attribs['aria-hidden'] === 'true') delete el.attribs['aria-hidden'];
+  delete el.attribs.style;
 }
 
 /** Whether the roots keep some text once `remove` is gone. */

@@ -47,7 +47,7 @@ export interface HtmlTransformOutput {
 }
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
-  const doc = parseDocument(input.html);
+  const doc = parseDocument(bogusCdata(input.html));
   const base = baseUrl(doc, input.url);
   const out: HtmlTransformOutput = {
     metadata: extractMetadata(doc, {
@@ -85,6 +85,14 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
   }
   if (structured) out.structured = { data: structured, doc };
   return out;
+}
+
+// Outside foreign content a browser reads `<![CDATA[` as a bogus comment ending at the next `>`;
+// htmlparser2 runs it to `]]>`, swallowing the page when none follows. Script text keeps its own
+// (`//<![CDATA[`).
+const HTML_CDATA = /(?<!\/\/\s*|\/\*\s*)<!\[CDATA\[/g;
+function bogusCdata(html: string): string {
+  return html.includes('<![CDATA[') ? html.replace(HTML_CDATA, '<!--[CDATA[-->') : html;
 }
 
 function baseUrl(doc: Document, pageUrl: string): string {
