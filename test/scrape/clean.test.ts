@@ -256,6 +256,16 @@ describe('onlyMainContent', () => {
     assert.doesNotMatch(t, /Section one|Related short teaser/);
   });
 
+  test('comments longer than the article above them are still not the content', () => {
+    const comment = (i: number) =>
+      `<li class="comment"><p>Reader ${i} says: ${'I tried this spray on my tomatoes and it worked well enough. '.repeat(3)}</p></li>`;
+    const comments = `<div class="feedback"><h3>50 Comments</h3><ol>${Array.from({ length: 50 }, (_, i) => comment(i)).join('')}</ol></div>`;
+    const blog = `<body><div class="wrap"><h1>Garden spray</h1><div class="entry">${prose('Recipe', 30)}</div>${comments}</div></body>`;
+    const t = text(blog, { onlyMainContent: true });
+    assert.match(t, /Recipe sentence number 29/);
+    assert.doesNotMatch(t, /Reader 0 says/);
+  });
+
   test('onlyMainContent=false keeps the whole body (minus always-removed)', () => {
     const t = text(page, { onlyMainContent: false, blockAds: false });
     for (const s of ['Logo', 'Home', 'reader comment', 'Sidebar', 'Copyright', 'cookies'])

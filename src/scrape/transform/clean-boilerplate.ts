@@ -39,14 +39,15 @@ const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|ma
 /** Step 5: the boilerplate inside the container (outermost elements only). */
 export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean): Element[] {
   const ri = m.info.get(root)!;
-  // A forum thread: the comments are the content (the container is, or is mostly, comments).
+  // A forum thread: the comments are the content (the container is, or is mostly, comments after
+  // an opening post; a full article above a longer comment section is still an article).
   let forum = false;
   for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent)
     forum = !!(m.info.get(p)!.flags & F_COMMENT);
   if (!forum) {
     let commentGood = 0;
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
-    forum = commentGood > 0.5 * ri.good;
+    forum = commentGood > 0.5 * ri.good && ri.good - commentGood < THREAD_OPENER;
   }
   const first = walk(m, root, pageLevelOnly, forum, false);
   if (pageLevelOnly) return first.remove;
@@ -111,6 +112,9 @@ function isLayoutBoilerplate(el: Element, ei: Info): boolean {
 function keepHeader(ei: Info): boolean {
   return ei.h1 > 0 || (ei.headings > 0 && ei.link * 2 < ei.text);
 }
+
+// The prose outside the comments of a thread is its opening post; past this it is an article.
+const THREAD_OPENER = 1500;
 
 const FLAGGED = 1;
 const LINK_DENSE = 2;
