@@ -19,17 +19,17 @@ import { type ScoreSummary, markdownText, sameSummary, scorePage, summarize } fr
 const dir = new URL('../fixtures/wcxb-sample/', import.meta.url).pathname;
 const pages = readPages(dir);
 
-// Measured 2026-11-26 (all 0.764, article 0.986, service 0.882, product 0.441, collection 0.532, forum 0.936,
-// listing 0.595, documentation 0.975), each minus 0.02, rounded down to 2 decimals.
+// Measured 2026-11-26 after the first issue-19 changes (all 0.773, article 0.986, service 0.881, product 0.472,
+// collection 0.535, forum 0.936, listing 0.641, documentation 0.960), each minus 0.02, rounded down to 2 decimals.
 const FLOORS: Record<string, number> = {
-  all: 0.74,
+  all: 0.75,
   article: 0.96,
   service: 0.86,
-  product: 0.42,
+  product: 0.45,
   collection: 0.51,
   forum: 0.91,
-  listing: 0.57,
-  documentation: 0.95,
+  listing: 0.62,
+  documentation: 0.94,
 };
 
 describe('main content quality on the WCXB sample', () => {
