@@ -161,6 +161,9 @@ export class LiveView {
   }
 
   async #start(page: Page): Promise<void> {
+    // A tab in the background paints nothing, so its screencast sends no frame: the page shown is
+    // brought to the front (after a popup closed, the page beneath may still count as hidden).
+    await page.bringToFront().catch(() => {});
     const cdp = await this.#browser.context.newCDPSession(page);
     // Shown before the screencast starts: its first frame may come before the call's answer.
     this.#shown = { page, cdp };
