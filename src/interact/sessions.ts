@@ -33,6 +33,7 @@ import {
   insertBrowserSession,
   listBrowserSessions,
   lostBrowserSessions,
+  pruneScrapeReplays,
   readScrapeReplay,
   renewBrowserSessions,
   touchBrowserSession,
@@ -111,10 +112,10 @@ interface LiveSession {
   busy: number;
   /** Calls run one at a time on the session. */
   tail: Promise<unknown>;
-  ending: Promise<SessionEnd> | undefined;
+  ending: Promise<StoppedSession> | undefined;
 }
 
-export interface SessionEnd {
+export interface StoppedSession {
   sessionDurationMs: number;
   creditsBilled: number;
 }
@@ -184,7 +185,7 @@ export class BrowserSessions {
     );
   }
 
-  async stopInteract(caller: Caller, jobId: string): Promise<SessionEnd> {
+  async stopInteract(caller: Caller, jobId: string): Promise<StoppedSession> {
     const row = await getSessionOfScrape(this.#o.db, jobId);
     if (!row) {
       const owner = await getJobOwner(this.#o.db, jobId);
@@ -230,7 +231,7 @@ export class BrowserSessions {
     return this.#call(s, { code: req.code, language: req.language }, req.timeout);
   }
 
-  async delete(caller: Caller, id: string): Promise<SessionEnd> {
+  async delete(caller: Caller, id: string): Promise<StoppedSession> {
     const row = await getBrowserSession(this.#o.db, id);
     if (!row || row.kind !== 'browser')
       throw new NotFoundError(`No browser session ${id}`, 'BROWSER_SESSION_NOT_FOUND');
@@ -559,7 +560,7 @@ export class BrowserSessions {
     return new ApiError('INTERACT_EXECUTION_FAILED', `The browser session failed: ${(err as Error)?.message ?? err}`);
   }
 
-  async #stop(caller: Caller, row: BrowserSessionRow): Promise<SessionEnd> {
+  async #stop(caller: Caller, row: BrowserSessionRow): Promise<StoppedSession> {
     if (row.teamId !== caller.teamId)
       throw new ForbiddenError('Forbidden: this browser session belongs to another team');
     const s = this.#live.get(row.id);
@@ -585,7 +586,7 @@ export class BrowserSessions {
   }
 
   /** Ends a live session once: code runner and browser closed, profile saved, billed until `at`. */
-  #end(s: LiveSession, reason: SessionEndReason, at: number): Promise<SessionEnd> {
+  #end(s: LiveSession, reason: SessionEndReason, at: number): Promise<StoppedSession> {
     s.ending ??= (async () => {
       const durationMs = Math.max(0, at - s.startedAt);
       const credits = sessionCredits(durationMs);
@@ -626,6 +627,8 @@ export class BrowserSessions {
     const { db } = this.#o;
     try {
       if (this.#live.size) await renewBrowserSessions(db, this.instance);
+      // Replays past their window can no longer open a session (409): nothing keeps them.
+      await pruneScrapeReplays(db, new Date(Date.now() - this.#o.replayTtlMs));
       // Sessions of a process that stopped renewing for three periods: billed to their last sign of life.
       for (const row of await lostBrowserSessions(db, new Date(Date.now() - 3 * renewMs))) {
         if (row.instance === this.instance && this.#live.has(row.id)) continue;

@@ -68,6 +68,16 @@ for (const store of storeKinds) {
              seen_at = now() - interval '1 hour' + interval '95 seconds' WHERE id = $1`,
           [id],
         );
+        // A scrape replay past the replay window (1 h here) and a fresh one.
+        const oldScrape = randomUUID();
+        const newScrape = randomUUID();
+        for (const job of [oldScrape, newScrape]) {
+          await createJob(db, { id: job, teamId: team.id, apiKeyId: key.id, endpoint: 'scrape', status: 'completed' });
+          await db.query(`INSERT INTO scrape_replays (job_id, team_id, replay) VALUES ($1, $2, '{}')`, [job, team.id]);
+        }
+        await db.query(`UPDATE scrape_replays SET created_at = now() - interval '2 hours' WHERE job_id = $1`, [
+          oldScrape,
+        ]);
         sessions.start();
         const deadline = Date.now() + 5000;
         let row: { status: string; end_reason: string; duration_ms: string; credits: number } | undefined;
@@ -93,6 +103,14 @@ for (const store of storeKinds) {
           await db.query<{ credits: number }>('SELECT credits FROM credit_usage WHERE job_id = $1', [id])
         ).rows;
         assert.deepEqual(charged, [{ credits: sessionCredits(95_000) }]);
+        // The same round pruned the expired replay and kept the fresh one.
+        const replays = await db.query<{ job_id: string }>('SELECT job_id FROM scrape_replays WHERE team_id = $1', [
+          team.id,
+        ]);
+        assert.deepEqual(
+          replays.rows.map((r) => r.job_id),
+          [newScrape],
+        );
       } finally {
         await sessions.close();
         await cleanup();
