@@ -359,3 +359,91 @@ describe('pages without a <body> tag', () => {
     assert.match(text(html), /Footer text here$/);
   });
 });
+
+describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)', () => {
+  const main = (head: string, body: string, url = 'https://shop.example/p/1') =>
+    blockText(
+      cleanDocument(parseDocument(`<html><head>${head}</head><body>${body}</body></html>`), {
+        onlyMainContent: true,
+        url,
+      }),
+    );
+  const card = (i: number, href: string) =>
+    `<div class="card"><img src="/i${i}.jpg"><h3><a href="${href}">Other story ${i}</a></h3><p>A short teaser of story ${i}.</p></div>`;
+  const rail = (href: (i: number) => string) =>
+    `<h2>Related stories</h2><div class="grid">${[1, 2, 3, 4].map((i) => card(i, href(i))).join('')}</div>`;
+
+  test('after an article, a rail of cards linking elsewhere on the site goes, with its title', () => {
+    const t = main('', `<div><h1>Story</h1>${prose('Body', 8)}${rail((i) => `/story/${i}`)}</div>`);
+    assert.match(t, /Body sentence number 7/);
+    assert.doesNotMatch(t, /Other story|Related stories|teaser/);
+  });
+
+  test('cards stay when they are the page (an index), lead it, link another site or a part of the page', () => {
+    // An index: the cards are most of the text.
+    const index = main('', `<div><h1>Stories</h1><p>All our stories.</p>${rail((i) => `/story/${i}`)}</div>`);
+    assert.match(index, /Other story 1[\s\S]*Other story 4/);
+    // Before the prose (a collection grid above its description).
+    const lead = main('', `<div><h1>Shoes</h1>${rail((i) => `/story/${i}`)}${prose('Body', 8)}</div>`);
+    assert.match(lead, /Other story 1/);
+    // Another site (a reading list) and the page's own anchors (an accordion).
+    for (const href of [(i: number) => `https://elsewhere.example/${i}`, (i: number) => `#q${i}`]) {
+      const t = main('', `<div><h1>Story</h1>${prose('Body', 8)}${rail(href)}</div>`);
+      assert.match(t, /Other story 1[\s\S]*Other story 4/);
+    }
+  });
+
+  test('the site is the URL host or the canonical one, with or without www', () => {
+    const body = `<div><h1>Story</h1>${prose('Body', 8)}${rail((i) => `https://www.news.example/story/${i}`)}</div>`;
+    assert.match(main('', body, 'http://127.0.0.1/story'), /Other story 1/);
+    assert.doesNotMatch(
+      main('<link rel="canonical" href="https://news.example/story">', body, 'http://127.0.0.1/story'),
+      /Other story 1/,
+    );
+  });
+
+  const product = '<script type="application/ld+json">{"@type":"Product","offers":{"@type":"Offer"}}</script>';
+
+  test("a product's reviews go even when they outweigh its description; elsewhere long comments are a thread", () => {
+    const reviews = `<div class="product-reviews">${[1, 2, 3].map((i) => `<div class="review">${prose(`Review${i}`, 4)}</div>`).join('')}</div>`;
+    const body = `<div><h1>Kettle</h1><p>A steel kettle that boils a litre in three minutes, with a cool-touch handle.</p>${reviews}</div>`;
+    const t = main(product, body);
+    assert.match(t, /boils a litre/);
+    assert.doesNotMatch(t, /Review1/);
+    assert.match(main('', body), /Review1 sentence number 0[\s\S]*Review3/);
+  });
+
+  test('on a product page, tiles linked by their picture are a recommendation carousel', () => {
+    const tile = (i: number) =>
+      `<li><a href="/p/${10 + i}"><img src="/t${i}.jpg"></a><h3>Kettle model ${i}</h3><span>$${20 + i}</span></li>`;
+    const body = `<div><h1>Kettle</h1>${prose('Spec', 8)}<h2>Customers also viewed</h2><ul>${[1, 2, 3].map(tile).join('')}</ul></div>`;
+    const t = main(product, body);
+    assert.match(t, /Spec sentence number 7/);
+    assert.doesNotMatch(t, /Kettle model|also viewed/);
+    // Not a product page: no tile is linked by its heading, so the list stays.
+    assert.match(main('', body), /Kettle model 1/);
+  });
+
+  test('a boilerplate token on most of the blocks is the page builder naming them, not boilerplate', () => {
+    const block = (i: number) =>
+      `<div class="builder-widget"><div class="builder-widget-container"><h2>Service ${i}</h2><p>We plan, build and run service ${i} for clients who need it done properly.</p></div></div>`;
+    const body = `<div class="page"><h1>Our services</h1>${[1, 2, 3, 4, 5].map(block).join('')}</div><aside><div class="widget"><p>Sidebar widget text.</p></div></aside>`;
+    const t = main('', body);
+    assert.match(t, /Service 1[\s\S]*Service 5/);
+    assert.doesNotMatch(t, /Sidebar widget/);
+    // One widget among prose is still boilerplate.
+    const one = main(
+      '',
+      `<div><h1>Story</h1>${prose('Body', 8)}<div class="widget"><p>Follow us on the socials today.</p></div></div>`,
+    );
+    assert.doesNotMatch(one, /Follow us/);
+  });
+
+  test('forum post chrome: user stats panels and vote widgets go, the posts stay', () => {
+    const post = (i: number) =>
+      `<article class="message"><div class="message-userExtras"><dl><dt>Joined</dt><dd>Jun 29, 2016</dd><dt>Messages</dt><dd>${i}1</dd></dl></div><div class="vote-count">${i}7</div><div class="message-body">${prose(`Post${i}`, 2)}</div></article>`;
+    const t = main('', `<div><h1>Thread</h1>${[1, 2, 3].map(post).join('')}</div>`, 'https://forum.example/t/1');
+    assert.match(t, /Post1 sentence number 0[\s\S]*Post3 sentence number 1/);
+    assert.doesNotMatch(t, /Joined|Messages|17/);
+  });
+});

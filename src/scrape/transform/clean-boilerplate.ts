@@ -15,6 +15,7 @@ import {
 } from './clean-classify.ts';
 import { isAncestor } from './clean-main-content.ts';
 import type { Info, Measure } from './clean-measure.ts';
+import type { PageKind } from './clean-page-kind.ts';
 
 /** Dropped inside the main content (controls, dialogs). */
 const CONTROL_TAGS = new Set([
@@ -37,26 +38,28 @@ const EDGE_PUNCT = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
 const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
 
 /** Step 5: the boilerplate inside the container (outermost elements only). */
-export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean): Element[] {
+export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean, kind: PageKind): Element[] {
   const ri = m.info.get(root)!;
-  // A forum thread: the comments are the content (the container is, or is mostly, comments after
-  // an opening post; a full article above a longer comment section is still an article).
+  // A forum thread: the comments are the content (the page says it is a thread, or the container is,
+  // or is mostly, comments after an opening post; a full article above a longer comment section is
+  // still an article). A product's reviews are never its content.
   let forum = false;
-  for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent)
-    forum = !!(m.info.get(p)!.flags & F_COMMENT);
-  if (!forum) {
+  if (kind !== 'product')
+    for (let p: ParentNode | null = root; p && isTag(p) && !forum; p = p.parent)
+      forum = !!(m.info.get(p)!.flags & F_COMMENT);
+  if (!forum && kind !== 'product') {
     let commentGood = 0;
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
     forum = commentGood > 0.5 * ri.good && ri.good - commentGood < THREAD_OPENER;
   }
-  const first = walk(m, root, pageLevelOnly, forum, false);
+  const first = walk(m, root, pageLevelOnly, forum, false, kind);
   if (pageLevelOnly) return first.remove;
   // A listing (index, grid, link list): what is left once the flagged boilerplate is gone is mostly
   // links, so its link-dense blocks are the items, not navigation.
   const text = ri.text - first.flaggedText;
   const link = ri.link - first.flaggedLink;
   if (text > 0 && link > 0.5 * text && first.remove.length > first.flagged)
-    return walk(m, root, pageLevelOnly, forum, true).remove;
+    return walk(m, root, pageLevelOnly, forum, true, kind).remove;
   return first.remove;
 }
 
@@ -68,7 +71,14 @@ interface Walk {
   flaggedLink: number;
 }
 
-function walk(m: Measure, root: Element, pageLevelOnly: boolean, forum: boolean, listing: boolean): Walk {
+function walk(
+  m: Measure,
+  root: Element,
+  pageLevelOnly: boolean,
+  forum: boolean,
+  listing: boolean,
+  kind: PageKind,
+): Walk {
   const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
   const w: Walk = { remove: [], flagged: 0, flaggedText: 0, flaggedLink: 0 };
@@ -78,7 +88,8 @@ function walk(m: Measure, root: Element, pageLevelOnly: boolean, forum: boolean,
     const el = stack.pop()!;
     const ei = m.info.get(el);
     if (!ei) continue;
-    const big = ei.good > half && ri.good > 0;
+    // Most of the content is never boilerplate, but a product's reviews outweighing its description.
+    const big = ei.good > half && ri.good > 0 && !(kind === 'product' && ei.flags & F_COMMENT);
     const why = big ? 0 : pageLevelOnly ? (isLayoutBoilerplate(el, ei) ? FLAGGED : 0) : boilerplate(el, ei, forum);
     if (why && !(listing && why === LINK_DENSE)) {
       w.remove.push(el);

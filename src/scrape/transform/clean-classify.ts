@@ -256,11 +256,30 @@ const NEG_TOKENS = new Set([
   'userinfo',
   'backtotop',
   'back2top',
+  'vote',
+  'votes',
+  'voting',
+  'votecell',
+  'upvote',
+  'downvote',
   ...AD_TOKENS,
   ...CONSENT_TOKENS,
 ]);
-/** "author" next to one of these is an author box (bio, avatar, "more by"). */
-const AUTHOR_BOX = new Set(['bio', 'box', 'info', 'card', 'about', 'profile', 'details']);
+/** "author" (or a forum's "user", "poster", "member") next to one of these is an author box (bio, stats, rank). */
+const AUTHOR_BOX = new Set([
+  'bio',
+  'box',
+  'info',
+  'card',
+  'about',
+  'profile',
+  'details',
+  'extras',
+  'stats',
+  'title',
+  'banner',
+  'rank',
+]);
 /** Comment sections: stripped unless they are most of the content (forum threads). */
 const COMMENT_TOKENS = new Set([
   'comment',
@@ -360,7 +379,7 @@ function tokenFeatures(name: string): number {
     if (COOKIE_COMPANIONS.has(t)) f |= T_COOKIE_COMPANION;
     if (t === 'newsletter' || t === 'subscribe' || t === 'signup' || t === 'paywall') f |= T_LETTER;
     if (POPUP_TOKENS.has(t)) f |= T_POPUP;
-    if (t === 'author' || t === 'authors') f |= T_AUTHOR;
+    if (t === 'author' || t === 'authors' || t === 'user' || t === 'poster' || t === 'member') f |= T_AUTHOR;
     if (AUTHOR_BOX.has(t)) f |= T_AUTHOR_BOX;
     if (t === 'logo' || t === 'brand' || t === 'branding' || t === 'sitename') f |= T_LOGO;
   }
@@ -388,9 +407,41 @@ function features(value: string | undefined, isClass: boolean): number {
   return f;
 }
 
+const negTokenCache = new Map<string, string[]>();
+
+/** The boilerplate tokens (NEG_TOKENS) of a class attribute or an id ("#" + id), as the flags read them. */
+export function negTokensOf(value: string, isClass: boolean): string[] {
+  const key = isClass ? value : '#' + value;
+  let out = negTokenCache.get(key);
+  if (out) return out;
+  out = [];
+  for (const c of isClass ? value.split(WS) : [value]) {
+    if (!c || (isClass && TAXONOMY_CLASS.test(c))) continue;
+    for (const t of c.replace(CAMEL, '$1 $2').toLowerCase().split(SPLIT))
+      if (NEG_TOKENS.has(t) && !COMMENT_TOKENS.has(t) && !out.includes(t)) out.push(t);
+  }
+  if (negTokenCache.size > 20_000) negTokenCache.clear();
+  negTokenCache.set(key, out);
+  return out;
+}
+
+/** Whether every boilerplate token of the element's class and id is one of `ignored`. */
+function onlyIgnoredNeg(a: Record<string, string>, ignored: ReadonlySet<string>): boolean {
+  for (const [v, isClass] of [
+    [a.class, true],
+    [a.id, false],
+  ] as const)
+    if (v) for (const t of negTokensOf(v, isClass)) if (!ignored.has(t)) return false;
+  return true;
+}
+
 const HIDDEN_STYLE = /(display\s*:\s*none|visibility\s*:\s*hidden)/i;
 
-export function classify(el: Element, name: string, blockAds: boolean): number {
+/**
+ * The element's flags (F_*). `ignored`: boilerplate tokens that mark nothing on this page (its
+ * naming scheme: a page builder classes every block "widget").
+ */
+export function classify(el: Element, name: string, blockAds: boolean, ignored?: ReadonlySet<string>): number {
   let flags = 0;
   if (BOILER_TAGS.has(name)) flags |= F_BOILER;
   else if (name === 'header') flags |= F_HEADER;
@@ -432,7 +483,8 @@ export function classify(el: Element, name: string, blockAds: boolean): number {
     // Headings are never boilerplate by their classes ("anchorWithStickyNavbar", "comments-title").
     const heading = name.length === 2 && name[0] === 'h' && name[1] >= '1' && name[1] <= '6';
     if (heading) flags &= ~F_COMMENT;
-    else if (t & T_NEG || (t & T_AUTHOR && t & T_AUTHOR_BOX)) flags |= F_NEG;
+    else if ((t & T_NEG && !(ignored && onlyIgnoredNeg(a, ignored))) || (t & T_AUTHOR && t & T_AUTHOR_BOX))
+      flags |= F_NEG;
     if (t & T_POS) flags |= F_POS;
   }
   if (!blockAds) flags &= ~F_AD;

@@ -11,8 +11,10 @@ import {
   F_ARTICLE,
   F_COMMENT,
   F_HIDDEN,
+  F_NEG,
   F_SEMANTIC,
   INLINE_TAGS,
+  negTokensOf,
   penalty,
 } from './clean-classify.ts';
 
@@ -53,6 +55,12 @@ export interface Measure {
   comments: Element[];
   /** Dropped <noscript> elements, each with its parent and the index it had among the kept children. */
   noscripts: { el: Element; parent: ParentNode; at: number }[];
+  /** What the page says it is: schema.org types (JSON-LD @type, microdata itemtype) and og:type, lowercased. */
+  declared: Set<string>;
+  /** The URLs the page gives as its own (link rel=canonical, og:url). */
+  selfUrls: string[];
+  /** Elements flagged F_NEG by their class or id, in document order. */
+  negative: Element[];
 }
 
 function countChars(s: string): number {
@@ -101,7 +109,12 @@ function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
 }
 
 /** Step 2: drop never-content nodes and measure every element, in one iterative walk. */
-export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean): Measure {
+export function measure(
+  doc: Document,
+  excluded: Set<Element>,
+  blockAds: boolean,
+  ignored?: ReadonlySet<string>,
+): Measure {
   const info = new Map<Element, Info>();
   const m: Measure = {
     info,
@@ -112,6 +125,9 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
     removable: [],
     comments: [],
     noscripts: [],
+    declared: new Set(),
+    selfUrls: [],
+    negative: [],
   };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
@@ -145,8 +161,12 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
         if (DROP_TAGS.has(name) || (checkExcluded && excluded.has(child))) {
           drop = true;
           if (name === 'noscript') m.noscripts.push({ el: child, parent: f.el, at: f.kept ? f.kept.length : f.i - 1 });
+          else if (name === 'script' && child.attribs.type?.includes('ld+json')) declaredInJsonLd(child, m.declared);
+          else if (name === 'head') readHead(child, m);
         } else {
-          const flags = classify(child, name, blockAds);
+          const flags = classify(child, name, blockAds, ignored);
+          if (flags & F_NEG) m.negative.push(child);
+          if (child.attribs.itemtype) declaredInItemtype(child.attribs.itemtype, m.declared);
           const neg = (f.info ? f.info.neg : 1) * penalty(flags);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
@@ -221,6 +241,90 @@ export function measure(doc: Document, excluded: Set<Element>, blockAds: boolean
     }
   }
   return m;
+}
+
+/** Share of the body's text past which a boilerplate token marks the page's blocks, not its boilerplate. */
+const UBIQUITOUS = 0.5;
+const UBIQUITOUS_BLOCKS = 4;
+const UBIQUITOUS_WRAPPER = 0.3;
+
+/**
+ * The boilerplate tokens whose elements hold most of the body's text: a page builder's naming
+ * ("elementor-widget" on every block, "cmp-promo" on every card), not sidebars and promos.
+ */
+export function ubiquitousNegTokens(m: Measure): Set<string> {
+  const out = new Set<string>();
+  const body = isTag(m.body) ? m.info.get(m.body) : undefined;
+  if (!body || !body.text || !m.negative.length) return out;
+  const byToken = new Map<string, Element[]>();
+  for (const el of m.negative) {
+    const a = el.attribs;
+    const tokens = [...(a.class ? negTokensOf(a.class, true) : []), ...(a.id ? negTokensOf(a.id, false) : [])];
+    for (const t of tokens) {
+      let list = byToken.get(t);
+      if (!list) byToken.set(t, (list = []));
+      list.push(el);
+    }
+  }
+  for (const [t, els] of byToken) {
+    // Outermost only: document order puts an ancestor before its descendants. Many blocks, none a
+    // wrapper of the page ("layout-with-sidebar" around everything says nothing of its parts).
+    let text = 0;
+    let blocks = 0;
+    let biggest = 0;
+    let last: Element | null = null;
+    for (const el of els) {
+      if (last && isInside(el, last)) continue;
+      last = el;
+      const n = m.info.get(el)!.text;
+      text += n;
+      blocks++;
+      if (n > biggest) biggest = n;
+    }
+    if (blocks >= UBIQUITOUS_BLOCKS && text > UBIQUITOUS * body.text && biggest < UBIQUITOUS_WRAPPER * body.text)
+      out.add(t);
+  }
+  return out;
+}
+
+function isInside(el: Element, anc: Element): boolean {
+  for (let p = el.parent; p; p = p.parent) if (p === anc) return true;
+  return false;
+}
+
+/** What the <head> says about the page: og:type, og:url, the canonical link, JSON-LD types. */
+function readHead(head: Element, m: Measure): void {
+  const stack: Element[] = [head];
+  while (stack.length) {
+    const el = stack.pop()!;
+    for (const k of el.children) {
+      if (!isTag(k)) continue;
+      const a = k.attribs;
+      if (k.name === 'meta' && a.content) {
+        if (a.property === 'og:type') m.declared.add('og:' + a.content.trim().toLowerCase());
+        else if (a.property === 'og:url') m.selfUrls.push(a.content);
+      } else if (k.name === 'link' && a.href && a.rel?.toLowerCase() === 'canonical') m.selfUrls.push(a.href);
+      else if (k.name === 'script' && a.type?.includes('ld+json')) declaredInJsonLd(k, m.declared);
+      else if (k.children.length && k.name !== 'script' && k.name !== 'style') stack.push(k);
+    }
+  }
+}
+
+const LD_TYPE = /"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")/g;
+const QUOTED = /"([^"]+)"/g;
+
+/** The @type values of a JSON-LD script (a regex over its text: a page's type needs no JSON parse). */
+function declaredInJsonLd(script: Element, out: Set<string>): void {
+  for (const k of script.children) {
+    if (k.type !== 'text') continue;
+    for (const t of (k as Text).data.matchAll(LD_TYPE))
+      for (const q of t[1].matchAll(QUOTED)) out.add(q[1].toLowerCase().replace(/^.*[/:]/, ''));
+  }
+}
+
+/** "https://schema.org/Product" (space-separated, any host) → "product". */
+function declaredInItemtype(value: string, out: Set<string>): void {
+  for (const v of value.split(/\s+/)) if (v) out.add(v.toLowerCase().replace(/^.*\//, ''));
 }
 
 /**

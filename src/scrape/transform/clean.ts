@@ -9,8 +9,10 @@ import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
 import { F_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
+import { pageKind } from './clean-page-kind.ts';
+import { railsIn, siteOf } from './clean-rails.ts';
 import { repeatedBlocks } from './clean-repeats.ts';
-import { detach, type Measure, measure, relink, unwrapNoscripts } from './clean-measure.ts';
+import { detach, type Measure, measure, relink, ubiquitousNegTokens, unwrapNoscripts } from './clean-measure.ts';
 
 export interface CleanOptions {
   /** Default true. */
@@ -19,6 +21,8 @@ export interface CleanOptions {
   excludeTags?: string[];
   /** Default true. */
   blockAds?: boolean;
+  /** The page's URL: links to other pages of its site are told apart from links elsewhere. */
+  url?: string;
 }
 
 /** Throws a 400 naming the first selector css-select cannot parse. */
@@ -94,6 +98,8 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     unwrapNoscripts(m);
     m = measure(doc, excluded, blockAds);
   }
+  const ubiquitous = ubiquitousNegTokens(m);
+  if (ubiquitous.size) m = measure(doc, excluded, blockAds, ubiquitous);
   const included = include.length ? select(include, doc, 'includeTags') : null;
 
   // Hidden elements and ads: removed unless they hold most of the page or contain an explicit include.
@@ -122,20 +128,36 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   }
   if (!onlyMain || !isTag(m.body)) return bodyNodes(m);
 
+  const kind = pageKind(m);
   const { container, title } = findMain(m, docTitle);
   const isBody = container === m.body;
-  const remove = boilerplateIn(m, container, false);
-  if (title) remove.push(...boilerplateIn(m, title, false));
+  const remove = boilerplateIn(m, container, false, kind);
+  if (title) remove.push(...boilerplateIn(m, title, false, kind));
   if (keepsText(m, [container, ...(title ? [title] : [])], remove)) {
     detach(m, remove);
+    if (kind !== 'collection' && kind !== 'thread')
+      detach(m, railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product'));
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
     return isBody ? [...container.children] : title ? [title, container] : [container];
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
   // else the whole body.
-  const layout = boilerplateIn(m, m.body, true);
+  const layout = boilerplateIn(m, m.body, true, kind);
   if (keepsText(m, [m.body], layout)) detach(m, layout);
   return bodyNodes(m);
+}
+
+/** The page's site: its URL's host, and those of the URLs it gives as its own (a mirror, a proxy). */
+function siteHosts(url: string | undefined, selfUrls: string[]): Set<string> {
+  const hosts = new Set<string>();
+  for (const u of url ? [url, ...selfUrls] : selfUrls) {
+    try {
+      hosts.add(siteOf(new URL(u, url).hostname));
+    } catch {
+      // not a URL
+    }
+  }
+  return hosts;
 }
 
 /**

@@ -78,6 +78,7 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
       includeTags: input.includeTags,
       excludeTags: input.excludeTags,
       blockAds: input.blockAds,
+      url: input.url,
     });
     if (markdown)
       out.markdown = domToMarkdown(content, { baseUrl: base, removeBase64Images: input.removeBase64Images });

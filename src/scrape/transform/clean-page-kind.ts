@@ -1,0 +1,32 @@
+// What kind of page this is, from what it declares about itself (schema.org types in JSON-LD or
+// microdata, og:type). The content filter applies some rules only where they fit: a rail of
+// teaser cards beside an article is boilerplate, the same cards on an index page are the content.
+import type { Measure } from './clean-measure.ts';
+
+export type PageKind = 'article' | 'product' | 'thread' | 'collection' | 'other';
+
+const THREAD = ['discussionforumposting', 'qapage', 'og:forum'];
+const COLLECTION = ['collectionpage', 'itemlist', 'searchresultspage', 'og:product.group'];
+const PRODUCT = ['product', 'productgroup', 'og:product'];
+const ARTICLE = [
+  'article',
+  'newsarticle',
+  'blogposting',
+  'techarticle',
+  'scholarlyarticle',
+  'reportagenewsarticle',
+  'analysisnewsarticle',
+  'opinionnewsarticle',
+  'reviewnewsarticle',
+  'og:article',
+];
+
+export function pageKind(m: Measure): PageKind {
+  const d = m.declared;
+  const has = (list: string[]) => list.some((t) => d.has(t));
+  if (has(THREAD)) return 'thread';
+  if (has(PRODUCT) && (d.has('offer') || d.has('aggregateoffer') || d.has('og:product'))) return 'product';
+  if (has(COLLECTION)) return 'collection';
+  if (has(ARTICLE)) return 'article';
+  return 'other';
+}

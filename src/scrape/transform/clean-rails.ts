@@ -1,0 +1,169 @@
+// Teaser rails inside the main content: "related posts", "more stories", "customers also viewed".
+// Structurally, a rail is a group of sibling cards, each a short block with a heading that links to
+// another page of the same site. The page's own sections have headings that are not links; a
+// listing's items are cards too, which is why a rail is only dropped after, and beside, content that
+// is not cards (most of the container's prose lies outside it). On a product page any group of
+// cards linking elsewhere on the site is a recommendation carousel, wherever it sits and however
+// the card is linked (a heading link, or a link laid over the card).
+import { type Element, isTag } from 'domhandler';
+import type { Measure } from './clean-measure.ts';
+
+/** A card: a block this short (characters of text) with one heading. */
+const CARD_TEXT = 700;
+/** Cards in a group. */
+const MIN_CARDS = 2;
+/** A rail goes when at least this much prose stays outside every rail (and, on an article, comes before it). */
+const KEEP_PROSE = 500;
+/** ... and the rails hold less than this share of the container's text. */
+const RAIL_SHARE = 0.5;
+/** A heading just before a rail, this short, is its title ("Related articles"). */
+const RAIL_TITLE = 80;
+
+const HEADING = /^h[2-6]$/;
+
+interface RailContext {
+  m: Measure;
+  /** The page's site (hosts without "www."). */
+  site: Set<string>;
+  product: boolean;
+}
+
+/** The rails in the container (outermost only), each with the title heading before it. */
+export function railsIn(m: Measure, root: Element, site: Set<string>, product: boolean): Element[] {
+  const ri = m.info.get(root);
+  if (!ri || ri.good < KEEP_PROSE) return [];
+  const cx: RailContext = { m, site, product };
+  const rails: Element[] = [];
+  let railGood = 0;
+  let railText = 0;
+  const stack: Element[] = [root];
+  while (stack.length) {
+    const el = stack.pop()!;
+    if (el !== root && isCardGroup(cx, el) && (product || proseBefore(m, root, el) >= KEEP_PROSE)) {
+      const ei = m.info.get(el)!;
+      rails.push(el);
+      railGood += ei.good;
+      railText += ei.text;
+      continue;
+    }
+    for (const k of el.children) if (isTag(k) && !HEADING.test(k.name) && k.name !== 'pre') stack.push(k);
+  }
+  if (!rails.length || ri.good - railGood < KEEP_PROSE || railText > RAIL_SHARE * ri.text) return [];
+  const out: Element[] = [];
+  for (const r of rails) {
+    out.push(r);
+    const title = titleBefore(m, r);
+    if (title) out.push(title);
+  }
+  return out;
+}
+
+/** At least MIN_CARDS children are cards, and cards hold most of the group's text. */
+function isCardGroup(cx: RailContext, el: Element): boolean {
+  const ei = cx.m.info.get(el)!;
+  if (ei.headings < MIN_CARDS || ei.text === 0) return false;
+  let cards = 0;
+  let cardText = 0;
+  for (const k of el.children) {
+    if (!isTag(k)) continue;
+    const ki = cx.m.info.get(k);
+    if (!ki || ki.text === 0) continue;
+    if (isCard(cx, k)) {
+      cards++;
+      cardText += ki.text;
+    }
+  }
+  return cards >= MIN_CARDS && cardText >= 0.7 * ei.text;
+}
+
+/**
+ * A short block with one heading, linked to another page of the same site: by the heading (mostly
+ * link text), or on a product page by a link without text (around the tile's picture, or over it). A link to a part of this page is an
+ * accordion; one to another site, a curated reading list.
+ */
+function isCard(cx: RailContext, el: Element): boolean {
+  const ei = cx.m.info.get(el)!;
+  if (ei.text > CARD_TEXT || ei.headings !== 1) return false;
+  const h = firstHeading(el);
+  if (!h) return false;
+  const hi = cx.m.info.get(h)!;
+  if (hi.text > 0 && hi.link >= 0.6 * hi.text) {
+    const href = firstHref(h);
+    return href !== null && isOtherPageOfSite(href, cx.site);
+  }
+  if (!cx.product) return false;
+  // A product tile: a link around its picture or laid over the whole tile (no text of its own).
+  const a = first(el, (e) => e.name === 'a' && !!e.attribs.href && !cx.m.info.get(e)?.text);
+  return a !== null && isOtherPageOfSite(a.attribs.href, cx.site);
+}
+
+function firstHeading(el: Element): Element | null {
+  return first(el, (e) => HEADING.test(e.name));
+}
+
+function firstHref(el: Element): string | null {
+  return first(el, (e) => e.name === 'a' && !!e.attribs.href)?.attribs.href ?? null;
+}
+
+/** The first element (document order) in the subtree that passes the test. */
+function first(el: Element, test: (e: Element) => boolean): Element | null {
+  const stack: Element[] = [el];
+  while (stack.length) {
+    const e = stack.pop()!;
+    if (test(e)) return e;
+    for (let i = e.children.length - 1; i >= 0; i--) {
+      const k = e.children[i];
+      if (isTag(k)) stack.push(k);
+    }
+  }
+  return null;
+}
+
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
+function isOtherPageOfSite(href: string, site: Set<string>): boolean {
+  if (href.includes('#')) return false;
+  // Relative: this site ("//host/..." is not relative; "mailto:" and "javascript:" are no page).
+  if (!href.startsWith('//') && !SCHEME.test(href)) return true;
+  try {
+    return site.has(siteOf(new URL(href, 'http://x/').hostname));
+  } catch {
+    return false;
+  }
+}
+
+/** A host without its "www." (the rail of www.example.com links example.com, and back). */
+export function siteOf(host: string): string {
+  return host.startsWith('www.') ? host.slice(4) : host;
+}
+
+/** Prose of the container before the element (in document order). */
+function proseBefore(m: Measure, root: Element, el: Element): number {
+  let sum = 0;
+  for (let at: Element = el; at !== root && at.parent && isTag(at.parent); at = at.parent) {
+    for (let sib = at.prev; sib; sib = sib.prev) if (isTag(sib)) sum += m.info.get(sib)?.good ?? 0;
+  }
+  return sum;
+}
+
+/**
+ * The short, unlinked heading just before the rail: the nearest block with text before it, at its
+ * level or, while the rail is all the text of its wrappers, theirs.
+ */
+function titleBefore(m: Measure, rail: Element): Element | null {
+  const railText = m.info.get(rail)!.text;
+  let at: Element = rail;
+  for (let level = 0; level < 5; level++) {
+    let prev = at.prev;
+    while (prev && !(isTag(prev) && m.info.get(prev)?.text)) prev = prev.prev;
+    if (prev && isTag(prev)) {
+      const pi = m.info.get(prev)!;
+      if (pi.text > RAIL_TITLE || pi.headings !== 1 || pi.link > 0.5 * pi.text) return null;
+      return prev;
+    }
+    const parent = at.parent;
+    if (!parent || !isTag(parent) || m.info.get(parent)!.text > railText) return null;
+    at = parent;
+  }
+  return null;
+}
