@@ -447,3 +447,45 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
     assert.doesNotMatch(t, /Joined|Messages|17/);
   });
 });
+
+describe('hidden, collapsed and misplaced content', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+
+  test('a collapsed section a control opens (aria-controls, data-target) is content; dialogs and popovers are not', () => {
+    const html = `<body><main><h1>FAQ</h1>${prose('Intro', 6)}
+      <h3><button aria-controls="a1" aria-expanded="false">Does it ship abroad?</button></h3>
+      <div id="a1" hidden><p>Yes, to forty countries, in five to eight days.</p></div>
+      <button data-bs-target="#a2">More</button><div id="a2" style="display:none"><p>Returns are free for thirty days.</p></div>
+      <button aria-controls="d1">Sign in</button><div id="d1" role="dialog" hidden><p>Your email and password please.</p></div>
+      <button popovertarget="p1" aria-controls="p1">Menu</button><div id="p1" popover><p>Install our app today.</p></div>
+      <div hidden><p>An unlabelled hidden note.</p></div></main></body>`;
+    const t = main(html);
+    assert.match(t, /forty countries/);
+    assert.match(t, /free for thirty days/);
+    assert.doesNotMatch(t, /email and password|Install our app|unlabelled hidden note/);
+  });
+
+  test('hidden prose is content unless hidden from assistive technology too, or a hidden <pre> data store', () => {
+    const html = `<body><article><h1>Story</h1>${prose('Shown', 4)}<div style="display:none">${prose('Folded', 5)}</div>
+      <div aria-hidden="true" hidden>${prose('Copy', 5)}</div><pre hidden>${'raw markdown source '.repeat(30)}</pre></article></body>`;
+    const t = main(html);
+    assert.match(t, /Folded sentence number 4/);
+    assert.doesNotMatch(t, /Copy sentence|raw markdown/);
+  });
+
+  test('an article carrying ad-targeting attributes is no ad; a short ad is', () => {
+    const html = `<body><nav>${Array.from({ length: 40 }, (_, i) => `<a href="/s${i}">Section ${i}</a>`).join(' ')}</nav>
+      <article data-ad-unit="/123/site/story">${prose('Story', 14)}</article><div data-ad-slot="9">Buy now</div></body>`;
+    const t = main(html);
+    assert.match(t, /Story sentence number 13/);
+    assert.doesNotMatch(t, /Buy now/);
+  });
+
+  test('what follows </body> or </html> belongs to the body, as a browser parses it', () => {
+    const html = `<html><body><header><nav><a href="/">Home</a> <a href="/blog">Blog</a></nav></header></body></html>
+      <div class="post"><h1>Late article</h1>${prose('Late', 6)}</div>`;
+    const t = main(html);
+    assert.match(t, /^Late article\nLate sentence number 0/);
+    assert.doesNotMatch(t, /Home/);
+  });
+});

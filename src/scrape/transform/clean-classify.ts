@@ -454,7 +454,13 @@ export function classify(el: Element, name: string, blockAds: boolean, ignored?:
     else if (BOILER_ROLES.has(role)) flags |= F_BOILER;
   }
   if (a.itemprop === 'articleBody' || a.itemprop === 'text') flags |= F_SEMANTIC;
-  if (a.hidden !== undefined || a['aria-hidden'] === 'true' || (name === 'dialog' && a.open === undefined))
+  // A popover (the attribute) is hidden until shown, as a closed dialog is.
+  if (
+    a.hidden !== undefined ||
+    a['aria-hidden'] === 'true' ||
+    a.popover !== undefined ||
+    (name === 'dialog' && a.open === undefined)
+  )
     flags |= F_HIDDEN;
   else if (a.style && HIDDEN_STYLE.test(a.style)) flags |= F_HIDDEN;
   if (name === 'ins' || name.startsWith('amp-')) {

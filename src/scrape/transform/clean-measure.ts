@@ -61,6 +61,8 @@ export interface Measure {
   selfUrls: string[];
   /** Elements flagged F_NEG by their class or id, in document order. */
   negative: Element[];
+  /** Ids a disclosure control opens (aria-controls, data-target, data-bs-target): collapsed sections. */
+  controlled: Set<string>;
 }
 
 function countChars(s: string): number {
@@ -128,6 +130,7 @@ export function measure(
     declared: new Set(),
     selfUrls: [],
     negative: [],
+    controlled: new Set(),
   };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
@@ -166,7 +169,10 @@ export function measure(
         } else {
           const flags = classify(child, name, blockAds, ignored);
           if (flags & F_NEG) m.negative.push(child);
-          if (child.attribs.itemtype) declaredInItemtype(child.attribs.itemtype, m.declared);
+          const a = child.attribs;
+          if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
+          const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
+          if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
           const neg = (f.info ? f.info.neg : 1) * penalty(flags);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
@@ -310,6 +316,7 @@ function readHead(head: Element, m: Measure): void {
   }
 }
 
+const WS = /\s+/;
 const LD_TYPE = /"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")/g;
 const QUOTED = /"([^"]+)"/g;
 

@@ -3,16 +3,24 @@
 // the nodes to render) and the include/exclude selectors. Order of operations and the main-content
 // heuristics: docs/design/scrape.md ("Content filter").
 import { selectAll } from 'css-select';
-import { type AnyNode, type Document, type Element, Element as ElementNode, isTag, type ParentNode } from 'domhandler';
+import {
+  type AnyNode,
+  type Document,
+  type Element,
+  Element as ElementNode,
+  isTag,
+  type ParentNode,
+  type Text,
+} from 'domhandler';
 import { findOne, textContent } from 'domutils';
 import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
-import { F_HIDDEN } from './clean-classify.ts';
+import { F_AD, F_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
 import { repeatedBlocks } from './clean-repeats.ts';
-import { detach, type Measure, measure, relink, ubiquitousNegTokens, unwrapNoscripts } from './clean-measure.ts';
+import { detach, type Info, type Measure, measure, relink, ubiquitousNegTokens, unwrapNoscripts } from './clean-measure.ts';
 
 export interface CleanOptions {
   /** Default true. */
@@ -53,18 +61,41 @@ function select(selectors: string[], root: AnyNode | AnyNode[], option: string):
   }
 }
 
-/** htmlparser2 does not invent a <body> for pages that omit the tag: wrap their top level in one. */
+/**
+ * htmlparser2 does not invent a <body> for pages that omit the tag: wrap their top level in one.
+ * Nor does it move what follows </body> or </html> into the body, as a browser does (a stray
+ * closing tag early in a template leaves the whole article after it).
+ */
 function ensureBody(doc: Document): void {
   const html = doc.children.find((c): c is Element => isTag(c) && c.name === 'html');
   const parent: ParentNode = html ?? doc;
-  if (parent.children.some((c) => isTag(c) && c.name === 'body')) return;
+  const body = parent.children.find((c): c is Element => isTag(c) && c.name === 'body');
+  if (body) {
+    const after = [
+      ...parent.children.slice(parent.children.indexOf(body) + 1),
+      ...(html ? doc.children.slice(doc.children.indexOf(html) + 1) : []),
+    ].filter((c) => isTag(c) || (c.type === 'text' && /\S/.test((c as Text).data)));
+    if (after.length) {
+      relink(
+        parent,
+        parent.children.filter((c) => !after.includes(c)),
+      );
+      if (html)
+        relink(
+          doc,
+          doc.children.filter((c) => !after.includes(c)),
+        );
+      relink(body, [...body.children, ...after]);
+    }
+    return;
+  }
   if (findOne((e) => e.name === 'body', doc.children, true)) return;
   const head = parent.children.filter((c) => isTag(c) && c.name === 'head');
   const rest = parent.children.filter((c) => !(isTag(c) && c.name === 'head'));
   if (!rest.length) return;
-  const body = new ElementNode('body', {});
-  relink(body, rest);
-  relink(parent, [...head, body]);
+  const wrapper = new ElementNode('body', {});
+  relink(wrapper, rest);
+  relink(parent, [...head, wrapper]);
 }
 
 /** The <title> text, found without walking the body (html > head > title). */
@@ -110,7 +141,13 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     for (const el of included ?? []) for (let p: ParentNode | null = el; p; p = p.parent) protect.add(p);
     const gone = m.removable.filter((el) => {
       const ei = m.info.get(el)!;
-      const kept = protect.has(el) || el === m.body || (ei.text > 200 && ei.text > 0.6 * total);
+      const kept =
+        protect.has(el) ||
+        el === m.body ||
+        (ei.text > 200 && ei.text > 0.6 * total) ||
+        // An article carrying ad-targeting attributes (data-ad-unit) is no ad: ads are not long prose.
+        (!(ei.flags & F_HIDDEN) && ei.good >= AD_PROSE && ei.link < 0.15 * ei.text) ||
+        collapsed(m, el, ei);
       // Kept hidden content is shown: the renderer skips hidden elements (a streamed page parks its
       // body in a hidden element a script moves into place).
       if (kept && ei.flags & F_HIDDEN) unhide(el);
@@ -159,6 +196,42 @@ function siteHosts(url: string | undefined, selfUrls: string[]): Set<string> {
   }
   return hosts;
 }
+
+const AD_PROSE = 1000;
+
+/**
+ * A collapsed section (an accordion's answer, a tab's panel, a "show more" body): hidden until a
+ * control naming it (aria-controls, data-target) opens it, or hidden prose, outside boilerplate.
+ * Its text is the page's.
+ */
+function collapsed(m: Measure, el: Element, ei: Info): boolean {
+  const a = el.attribs;
+  return (
+    !!(ei.flags & F_HIDDEN) &&
+    !(ei.flags & F_AD) &&
+    ei.neg >= 0.5 &&
+    ((!!a.id && m.controlled.has(a.id)) || hiddenProse(el, ei)) &&
+    // Dialogs, popovers and menus a control opens are not the page's text.
+    a.popover === undefined &&
+    el.name !== 'dialog' &&
+    !(a.role && OVERLAY_ROLES.has(a.role))
+  );
+}
+/**
+ * Prose hidden from the eye but not from assistive technology (aria-hidden is a copy or decoration;
+ * a hidden <pre> or <textarea> a data store: the page's own markdown source, say).
+ */
+function hiddenProse(el: Element, ei: Info): boolean {
+  return (
+    ei.good >= HIDDEN_PROSE &&
+    ei.link < 0.3 * ei.text &&
+    el.attribs['aria-hidden'] !== 'true' &&
+    el.name !== 'pre' &&
+    el.name !== 'textarea'
+  );
+}
+const HIDDEN_PROSE = 300;
+const OVERLAY_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'menubar', 'listbox', 'tooltip', 'navigation']);
 
 /**
  * A page whose visible body is (nearly) empty while its <noscript> elements hold text: a script
