@@ -20,7 +20,15 @@ import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
 import { repeatedBlocks } from './clean-repeats.ts';
-import { detach, type Info, type Measure, measure, relink, ubiquitousNegTokens, unwrapNoscripts } from './clean-measure.ts';
+import {
+  detach,
+  type Info,
+  type Measure,
+  measure,
+  relink,
+  ubiquitousNegTokens,
+  unwrapNoscripts,
+} from './clean-measure.ts';
 
 export interface CleanOptions {
   /** Default true. */
