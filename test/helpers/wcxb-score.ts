@@ -124,8 +124,8 @@ export function sameSummary(a: ScoreSummary, b: ScoreSummary): boolean {
 export function markdownText(md: string): string {
   return md
     .replace(/^\s*(```|~~~).*$/gm, '')
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-    .replace(/\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1')
+    .replace(/!\[(?:\\.|[^\]\\])*\]\((?:[^()\s]|\([^()]*\))*(?:\s+"(?:\\.|[^"\\])*")?\)/g, '')
+    .replace(/\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"(?:\\.|[^"\\])*")?\)/g, '$1')
     .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')
     .replace(/(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, '');
 }

@@ -489,3 +489,14 @@ describe('hidden, collapsed and misplaced content', () => {
     assert.doesNotMatch(t, /Home/);
   });
 });
+
+describe('comment sections count once', () => {
+  test('a thread whose container and posts are all classed as comments still wins over a short header', () => {
+    const post = (i: number) =>
+      `<article class="comment post"><div class="comment-content">${prose(`Reply${i}`, 2)}</div></article>`;
+    const html = `<body><main><div class="page-header"><h1>Thread title</h1><a href="/x">Share</a></div>
+      <div id="comments" class="comments">${[1, 2, 3, 4].map(post).join('')}</div></main></body>`;
+    const t = blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    assert.match(t, /Reply1 sentence number 0[\s\S]*Reply4 sentence number 1/);
+  });
+});

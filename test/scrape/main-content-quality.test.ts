@@ -72,6 +72,13 @@ describe('main content quality on the WCXB sample', () => {
     if (predDir) rmSync(predDir, { recursive: true, force: true });
   });
 
+  test('markdownText drops images and link targets whole, balanced parentheses and escapes included', () => {
+    const md =
+      'a ![pasta \\] plate](https://x.test/thmb/filters:max_bytes(150000):strip_icc()/p.jpg) b ' +
+      '[Ada \\[ed\\]](https://en.wikipedia.org/wiki/Ada_(language) "The \\"title\\"") c [![logo](/l.svg)](/) d';
+    assert.equal(markdownText(md), 'a  b Ada [ed] c  d');
+  });
+
   test('the sample holds 3 pages of each of the 7 page types, and every scrape succeeded', () => {
     const counts = new Map<string, number>();
     for (const p of pages) counts.set(p.type, (counts.get(p.type) ?? 0) + 1);

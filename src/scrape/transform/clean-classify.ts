@@ -497,12 +497,13 @@ export function classify(el: Element, name: string, blockAds: boolean, ignored?:
   return flags;
 }
 
-/** Boilerplate evidence multiplies down the tree (nav in a footer is doubly so). */
-export function penalty(flags: number): number {
+/** Boilerplate evidence multiplies down the tree (nav in a footer is doubly so; comments once). */
+export function penalty(flags: number, inComment: boolean): number {
   let f = 1;
   if (flags & F_BOILER) f *= 0.1;
   if (flags & F_HEADER) f *= 0.3;
-  if (flags & F_COMMENT) f *= 0.1;
+  // A comment section counts once: its comments are classed "comment" too.
+  if (flags & F_COMMENT) f *= inComment ? 1 : 0.1;
   else if (flags & (F_NEG | F_AD) && !(flags & F_SEMANTIC) && !(flags & F_POS && flags & F_ARTICLE)) f *= 0.15;
   return f;
 }

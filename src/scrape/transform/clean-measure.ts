@@ -173,7 +173,7 @@ export function measure(
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
           const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
-          const neg = (f.info ? f.info.neg : 1) * penalty(flags);
+          const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
           info.set(child, ci);
