@@ -500,3 +500,31 @@ describe('comment sections count once', () => {
     assert.match(t, /Reply1 sentence number 0[\s\S]*Reply4 sentence number 1/);
   });
 });
+
+describe('forms and filter panels inside the content', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+
+  test('a form asking for an email, phone or password goes; a form around the content stays', () => {
+    const lead = `<form><label>First Name</label><input type="text"><label>Work email</label><input type="email"><p>By submitting you agree to be contacted.</p></form>`;
+    const t = main(`<body><article><h1>Guide</h1>${prose('Guide', 8)}${lead}</article></body>`);
+    assert.match(t, /Guide sentence number 7/);
+    assert.doesNotMatch(t, /First Name|Work email|agree to be contacted/);
+    // A whole-page form (ASP.NET wraps the page in one) holds the content itself.
+    const page = main(
+      `<body><form><input type="email"><article><h1>Guide</h1>${prose('Inside', 8)}</article></form></body>`,
+    );
+    assert.match(page, /Inside sentence number 7/);
+  });
+
+  test('a listing keeps its items and drops its filter panel', () => {
+    const items = Array.from(
+      { length: 8 },
+      (_, i) =>
+        `<li><a href="/p/${i}">Walking boot model ${i}</a><p>A waterproof leather boot with a grippy sole, size ${i}.</p><span>$${90 + i}</span></li>`,
+    ).join('');
+    const filters = `<div class="search-filters"><h3>Brand</h3><ul><li>Alpha (12)</li><li>Beta (7)</li></ul><h3>Size</h3><ul><li>Small</li><li>Large</li></ul></div>`;
+    const t = main(`<body><main><h1>Boots</h1>${filters}<ul class="grid">${items}</ul></main></body>`);
+    assert.match(t, /Walking boot model 0[\s\S]*Walking boot model 7/);
+    assert.doesNotMatch(t, /Alpha \(12\)|Brand/);
+  });
+});

@@ -139,6 +139,8 @@ function boilerplate(el: Element, ei: Info, forum: boolean): number {
 function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   const f = ei.flags;
   if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
+  // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
+  if (el.name === 'form' && asksForContact(el)) return true;
   // Inside the content a header is kept when it holds any heading (listing cards link theirs).
   if (f & F_HEADER) return ei.headings === 0;
   if (f & F_SR_ONLY || f & F_AD) return true;
@@ -148,6 +150,18 @@ function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   if (ei.text > 1 && ei.text < 40 && el.children.length === 1 && el.children[0].type === 'text') {
     const t = (el.children[0] as Text).data.trim();
     if (el.name === 'a' ? SKIP_LINK.test(t) : ei.text <= 20 && AD_LABEL.test(t.replace(EDGE_PUNCT, ''))) return true;
+  }
+  return false;
+}
+
+const CONTACT_INPUTS = new Set(['email', 'tel', 'password']);
+
+function asksForContact(form: Element): boolean {
+  const stack: Element[] = [form];
+  while (stack.length) {
+    const e = stack.pop()!;
+    if (e.name === 'input' && CONTACT_INPUTS.has((e.attribs.type ?? '').toLowerCase())) return true;
+    for (const k of e.children) if (isTag(k)) stack.push(k);
   }
   return false;
 }

@@ -8,7 +8,7 @@
 import { type Element, isTag } from 'domhandler';
 import type { Measure } from './clean-measure.ts';
 
-/** A card: a block this short (characters of text) with one heading. */
+/** A card: a block this short (characters of text) with one or two headings. */
 const CARD_TEXT = 700;
 /** Cards in a group. */
 const MIN_CARDS = 2;
@@ -77,17 +77,16 @@ function isCardGroup(cx: RailContext, el: Element): boolean {
 }
 
 /**
- * A short block with one heading, linked to another page of the same site: by the heading (mostly
+ * A short block with a heading or two, linked to another page of the same site: by a heading (mostly
  * link text), or on a product page by a link without text (around the tile's picture, or over it). A link to a part of this page is an
  * accordion; one to another site, a curated reading list.
  */
 function isCard(cx: RailContext, el: Element): boolean {
   const ei = cx.m.info.get(el)!;
-  if (ei.text > CARD_TEXT || ei.headings !== 1) return false;
-  const h = firstHeading(el);
-  if (!h) return false;
-  const hi = cx.m.info.get(h)!;
-  if (hi.text > 0 && hi.link >= 0.6 * hi.text) {
+  if (ei.text > CARD_TEXT || ei.headings === 0 || ei.headings > 2) return false;
+  // The title heading: the first that is mostly a link (a card may also head itself with its category).
+  const h = first(el, (e) => HEADING.test(e.name) && isLinkText(cx.m, e));
+  if (h) {
     const href = firstHref(h);
     return href !== null && isOtherPageOfSite(href, cx.site);
   }
@@ -97,8 +96,9 @@ function isCard(cx: RailContext, el: Element): boolean {
   return a !== null && isOtherPageOfSite(a.attribs.href, cx.site);
 }
 
-function firstHeading(el: Element): Element | null {
-  return first(el, (e) => HEADING.test(e.name));
+function isLinkText(m: Measure, e: Element): boolean {
+  const i = m.info.get(e);
+  return !!i && i.text > 0 && i.link >= 0.6 * i.text;
 }
 
 function firstHref(el: Element): string | null {
