@@ -504,6 +504,18 @@ describe('comment sections count once', () => {
 describe('forms and filter panels inside the content', () => {
   const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
 
+  test('a grid of linked tiles beside a long category description stays, tile names included', () => {
+    const tiles = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<div class="thumb"><a href="/pot-${i}"><img src="/p${i}.jpg"><span class="name">Terracotta pot number ${i}</span></a><p>$${20 + i}.00</p></div>`,
+    ).join('');
+    const html = `<body><main><h1>Pots</h1>${prose('About', 5)}<div class="grid">${tiles}</div></main></body>`;
+    const t = main(html);
+    assert.match(t, /About sentence number 4/);
+    assert.match(t, /Terracotta pot number 0[\s\S]*\$20\.00[\s\S]*Terracotta pot number 5/);
+  });
+
   test('a form asking for an email, phone or password goes; a form around the content stays', () => {
     const lead = `<form><label>First Name</label><input type="text"><label>Work email</label><input type="email"><p>By submitting you agree to be contacted.</p></form>`;
     const t = main(`<body><article><h1>Guide</h1>${prose('Guide', 8)}${lead}</article></body>`);

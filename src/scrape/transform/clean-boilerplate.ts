@@ -82,6 +82,7 @@ function walk(
   const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
   const w: Walk = { remove: [], flagged: 0, flaggedText: 0, flaggedLink: 0 };
+  const grids = new Set<Element>();
   const stack: Element[] = [];
   pushChildren(stack, root);
   while (stack.length) {
@@ -90,7 +91,10 @@ function walk(
     if (!ei) continue;
     // Most of the content is never boilerplate, but a product's reviews outweighing its description.
     const big = ei.good > half && ri.good > 0 && !(kind === 'product' && ei.flags & F_COMMENT);
-    const why = big ? 0 : pageLevelOnly ? (isLayoutBoilerplate(el, ei) ? FLAGGED : 0) : boilerplate(el, ei, forum);
+    let why = big ? 0 : pageLevelOnly ? (isLayoutBoilerplate(el, ei) ? FLAGGED : 0) : boilerplate(el, ei, forum);
+    // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
+    // are the tiles' parts.
+    if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
     if (why && !(listing && why === LINK_DENSE)) {
       w.remove.push(el);
       if (why === FLAGGED) {
@@ -174,6 +178,45 @@ function isProse(ei: Info): boolean {
   return ei.good >= PROSE_CHARS && ei.link < 0.15 * ei.text;
 }
 const PROSE_CHARS = 400;
+
+/** Whether an ancestor of el (below root) is in the set. */
+function inside(set: Set<Element>, el: Element, root: Element): boolean {
+  if (!set.size) return false;
+  for (let p = el.parent; p && p !== root; p = p.parent) if (set.has(p as Element)) return true;
+  return false;
+}
+
+/** Tiles in a grid: at least this many, this much text each on average, this share of the container's text. */
+const GRID_ITEMS = 4;
+const GRID_ITEM_TEXT = 20;
+const GRID_SHARE = 0.25;
+
+/**
+ * A grid or list of item tiles: many children (or a single wrapper's children) of the same tag,
+ * each with text, longer on average than menu entries, together a good share of the container.
+ * Menus and link lists have entries of a word or three.
+ */
+function isItemGrid(m: Measure, el: Element, ri: Info): boolean {
+  const ei = m.info.get(el)!;
+  if (ei.text < GRID_SHARE * ri.text) return false;
+  let list: Element = el;
+  for (let level = 0; level < 2; level++) {
+    const kids = list.children.filter((k): k is Element => isTag(k) && !!m.info.get(k)?.text);
+    if (kids.length === 1) {
+      list = kids[0];
+      continue;
+    }
+    if (kids.length < GRID_ITEMS) return false;
+    const tag = kids[0].name;
+    let text = 0;
+    for (const k of kids) {
+      if (k.name !== tag) return false;
+      text += m.info.get(k)!.text;
+    }
+    return text / kids.length >= GRID_ITEM_TEXT;
+  }
+  return false;
+}
 
 function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
