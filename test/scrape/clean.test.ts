@@ -540,3 +540,29 @@ describe('forms and filter panels inside the content', () => {
     assert.doesNotMatch(t, /Alpha \(12\)|Brand/);
   });
 });
+
+describe('threads and page-builder classes', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+
+  test('a page that declares a thread keeps its replies after a long opening post', () => {
+    const replies = Array.from(
+      { length: 12 },
+      (_, i) => `<div class="comment">${prose(`Reply${i + 1}`, 6)}</div>`,
+    ).join('');
+    const body = `<main><h1>Is consulting worth it?</h1><div class="first">${prose('Opening', 24)}</div><div class="comments">${replies}</div></main>`;
+    const ld = '<script type="application/ld+json">{"@type":"QAPage"}</script>';
+    assert.match(
+      main(`<html><head>${ld}</head><body>${body}</body></html>`),
+      /Opening sentence number 23[\s\S]*Reply12/,
+    );
+    // Undeclared, a long article keeps its comments out.
+    assert.doesNotMatch(main(`<html><body>${body}</body></html>`), /Reply1/);
+  });
+
+  test('"adv" in a class is "advanced" (page builders), not an ad', () => {
+    const t = main(
+      `<body><main><h1>Repairs</h1><p class="kt-adv-heading">${'We repair treadmills, bikes and rowers at your gym. '.repeat(6)}</p></main></body>`,
+    );
+    assert.match(t, /We repair treadmills/);
+  });
+});

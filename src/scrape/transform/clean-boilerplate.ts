@@ -50,7 +50,8 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean,
   if (!forum && kind !== 'product') {
     let commentGood = 0;
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
-    forum = commentGood > 0.5 * ri.good && ri.good - commentGood < THREAD_OPENER;
+    // A page that says it is a thread may open with a post of any length.
+    forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < THREAD_OPENER);
   }
   const first = walk(m, root, pageLevelOnly, forum, false, kind);
   if (pageLevelOnly) return first.remove;

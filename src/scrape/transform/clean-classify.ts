@@ -95,7 +95,7 @@ const BOILER_ROLES = new Set([
 const AD_TOKENS = new Set([
   'ad',
   'ads',
-  'adv',
+  // Not "adv": page builders abbreviate "advanced" so ("kt-adv-heading" on every heading).
   'advert',
   'adverts',
   'advertisement',
