@@ -103,10 +103,20 @@ function sessionContext(): BrowserContext {
   return context;
 }
 
-/** The session's current page: the last one open, a new one if none is. */
+/**
+ * The session's current page: the last one open, a new one if none is. A round trip to the browser
+ * first: events arrive in order on this connection, so a page closed before the call (the one
+ * Playwright opens and closes to restore a profile's storage) is known closed after it.
+ */
 async function currentPage(): Promise<Page> {
   const context = sessionContext();
-  return context.pages().at(-1) ?? (await context.newPage());
+  await context.cookies('https://sync.invalid/');
+  return (
+    context
+      .pages()
+      .filter((p) => !p.isClosed())
+      .at(-1) ?? (await context.newPage())
+  );
 }
 
 // ---- Node
