@@ -72,11 +72,15 @@ describe('main content quality on the WCXB sample', () => {
     if (predDir) rmSync(predDir, { recursive: true, force: true });
   });
 
-  test('markdownText drops images and link targets whole, balanced parentheses and escapes included', () => {
+  test('markdownText drops images and link targets whole (balanced parentheses, escapes), and markup a reader does not see', () => {
     const md =
       'a ![pasta \\] plate](https://x.test/thmb/filters:max_bytes(150000):strip_icc()/p.jpg) b ' +
       '[Ada \\[ed\\]](https://en.wikipedia.org/wiki/Ada_(language) "The \\"title\\"") c [![logo](/l.svg)](/) d';
     assert.equal(markdownText(md), 'a  b Ada [ed] c  d');
+    assert.equal(
+      markdownText('## Tested\n> **McAfee** did not `monitor` titles\\* here'),
+      'Tested\nMcAfee did not monitor titles* here',
+    );
   });
 
   test('the sample holds 3 pages of each of the 7 page types, and every scrape succeeded', () => {
