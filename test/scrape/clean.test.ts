@@ -566,3 +566,25 @@ describe('threads and page-builder classes', () => {
     assert.match(t, /We repair treadmills/);
   });
 });
+
+describe('boilerplate classes nest', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+  // A page builder: every block is a "widget" (wrapper > widget > widget-container), the article too.
+  const block = (inner: string) =>
+    `<div class="pb-widget-wrap"><div class="pb-widget"><div class="pb-widget-container">${inner}</div></div></div>`;
+
+  test('an article built of nested widget blocks keeps every section, and a sidebar widget still goes', () => {
+    const sections = [1, 2, 3, 4, 5]
+      .map((i) =>
+        block(`<h2>Tip ${i}</h2><p>${`Advice number ${i} is worth following for your budget. `.repeat(4)}</p>`),
+      )
+      .join('');
+    const html = `<body><header><nav><a href="/">Home</a> <a href="/blog">Blog</a> <a href="/about">About</a></nav></header>
+      <div class="row"><div class="col-main">${block(`<h1>Money tips</h1>${sections}`)}</div>
+      <div class="col-side">${block('<h3>Follow us</h3><p>Social links and a newsletter box.</p>')}</div></div>
+      <footer>Copyright</footer></body>`;
+    const t = main(html);
+    assert.match(t, /^Money tips\nTip 1[\s\S]*Advice number 5/);
+    assert.doesNotMatch(t, /Follow us|Social links|Copyright/);
+  });
+});

@@ -3,6 +3,8 @@
 // layout (header/nav/footer/aside) for the fallback to the whole body.
 import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
 import {
+  negTokensAround,
+  onlyIgnoredNeg,
   F_AD,
   F_ARTICLE,
   F_BOILER,
@@ -84,6 +86,8 @@ function walk(
   const half = 0.5 * ri.good;
   const w: Walk = { remove: [], flagged: 0, flaggedText: 0, flaggedLink: 0 };
   const grids = new Set<Element>();
+  // The container sits inside a "widget" (a page builder's block): its inner widgets are its parts.
+  const around = negTokensAround(root, AROUND_LEVELS);
   const stack: Element[] = [];
   pushChildren(stack, root);
   while (stack.length) {
@@ -92,7 +96,13 @@ function walk(
     if (!ei) continue;
     // Most of the content is never boilerplate, but a product's reviews outweighing its description.
     const big = ei.good > half && ri.good > 0 && !(kind === 'product' && ei.flags & F_COMMENT);
-    let why = big ? 0 : pageLevelOnly ? (isLayoutBoilerplate(el, ei) ? FLAGGED : 0) : boilerplate(el, ei, forum);
+    let why = big
+      ? 0
+      : pageLevelOnly
+        ? isLayoutBoilerplate(el, ei)
+          ? FLAGGED
+          : 0
+        : boilerplate(el, ei, forum, around);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
     if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
@@ -129,6 +139,9 @@ function keepHeader(ei: Info): boolean {
   return ei.h1 > 0 || (ei.headings > 0 && ei.link * 2 < ei.text);
 }
 
+/** The container and its closest ancestors whose boilerplate classes its own parts may share. */
+const AROUND_LEVELS = 3;
+
 // The prose outside the comments of a thread is its opening post; past this it is an article.
 const THREAD_OPENER = 1500;
 
@@ -136,12 +149,12 @@ const FLAGGED = 1;
 const LINK_DENSE = 2;
 
 /** Why an element is boilerplate inside the content: FLAGGED, LINK_DENSE, or 0 when it is not. */
-function boilerplate(el: Element, ei: Info, forum: boolean): number {
-  if (isFlagged(el, ei, forum)) return FLAGGED;
+function boilerplate(el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): number {
+  if (isFlagged(el, ei, forum, around)) return FLAGGED;
   return isLinkDense(el, ei, forum) ? LINK_DENSE : 0;
 }
 
-function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
+function isFlagged(el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): boolean {
   const f = ei.flags;
   if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
   // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
@@ -150,7 +163,14 @@ function isFlagged(el: Element, ei: Info, forum: boolean): boolean {
   if (f & F_HEADER) return ei.headings === 0;
   if (f & F_SR_ONLY || f & F_AD) return true;
   if (f & F_COMMENT && !forum && !(f & F_SEMANTIC)) return true;
-  if (f & F_NEG && !(f & F_SEMANTIC) && !(f & F_POS && f & F_ARTICLE) && !isProse(ei)) return true;
+  if (
+    f & F_NEG &&
+    !(f & F_SEMANTIC) &&
+    !(f & F_POS && f & F_ARTICLE) &&
+    !isProse(ei) &&
+    !(around.size && onlyIgnoredNeg(el.attribs, around))
+  )
+    return true;
   // "Skip to content" links and "Advertisement" labels: short leaves (their text is one text node).
   if (ei.text > 1 && ei.text < 40 && el.children.length === 1 && el.children[0].type === 'text') {
     const t = (el.children[0] as Text).data.trim();

@@ -430,13 +430,25 @@ export function negTokensOf(value: string, isClass: boolean): string[] {
 }
 
 /** Whether every boilerplate token of the element's class and id is one of `ignored`. */
-function onlyIgnoredNeg(a: Record<string, string>, ignored: ReadonlySet<string>): boolean {
+export function onlyIgnoredNeg(a: Record<string, string>, ignored: ReadonlySet<string>): boolean {
   for (const [v, isClass] of [
     [a.class, true],
     [a.id, false],
   ] as const)
     if (v) for (const t of negTokensOf(v, isClass)) if (!ignored.has(t)) return false;
   return true;
+}
+
+/** The boilerplate tokens of the element and its closest ancestors (`levels` elements in all). */
+export function negTokensAround(el: Element, levels: number): Set<string> {
+  const out = new Set<string>();
+  let level = 0;
+  for (let p: Element | null = el; p && p.attribs && level < levels; p = p.parent as Element | null, level++) {
+    const a = p.attribs;
+    if (a.class) for (const t of negTokensOf(a.class, true)) out.add(t);
+    if (a.id) for (const t of negTokensOf(a.id, false)) out.add(t);
+  }
+  return out;
 }
 
 const HIDDEN_STYLE = /(display\s*:\s*none|visibility\s*:\s*hidden)/i;
@@ -502,13 +514,15 @@ export function classify(el: Element, name: string, blockAds: boolean, ignored?:
 }
 
 /** Boilerplate evidence multiplies down the tree (nav in a footer is doubly so; comments once). */
-export function penalty(flags: number, inComment: boolean): number {
+export function penalty(flags: number, inComment: boolean, inNeg: boolean): number {
   let f = 1;
   if (flags & F_BOILER) f *= 0.1;
   if (flags & F_HEADER) f *= 0.3;
-  // A comment section counts once: its comments are classed "comment" too.
+  // A comment section counts once: its comments are classed "comment" too. So do boilerplate
+  // classes: a widget's wrapper, the widget and its container are one widget.
   if (flags & F_COMMENT) f *= inComment ? 1 : 0.1;
-  else if (flags & (F_NEG | F_AD) && !(flags & F_SEMANTIC) && !(flags & F_POS && flags & F_ARTICLE)) f *= 0.15;
+  else if (flags & (F_NEG | F_AD) && !(flags & F_SEMANTIC) && !(flags & F_POS && flags & F_ARTICLE) && !inNeg)
+    f *= 0.15;
   return f;
 }
 

@@ -89,6 +89,8 @@ interface Frame {
   marked: boolean;
   /** Inside a comment-section element. */
   inComment: boolean;
+  /** Inside an element with boilerplate classes (F_NEG). */
+  inNeg: boolean;
 }
 
 function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
@@ -137,7 +139,17 @@ export function measure(
   let foundBody = false;
   // Frames are reused by depth: the walk allocates nothing per element but its Info.
   const frames: Frame[] = [
-    { el: doc, info: null, block: null, inLink: false, i: 0, kept: null, marked: false, inComment: false },
+    {
+      el: doc,
+      info: null,
+      block: null,
+      inLink: false,
+      i: 0,
+      kept: null,
+      marked: false,
+      inComment: false,
+      inNeg: false,
+    },
   ];
   let depth = 0;
   while (depth >= 0) {
@@ -173,7 +185,7 @@ export function measure(
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
           const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
-          const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment);
+          const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment, f.inNeg);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
           info.set(child, ci);
@@ -192,7 +204,17 @@ export function measure(
           let g = frames[depth];
           if (!g)
             frames.push(
-              (g = { el: child, info: ci, block, inLink: false, i: 0, kept: null, marked, inComment: false }),
+              (g = {
+                el: child,
+                info: ci,
+                block,
+                inLink: false,
+                i: 0,
+                kept: null,
+                marked,
+                inComment: false,
+                inNeg: false,
+              }),
             );
           g.el = child;
           g.info = ci;
@@ -202,6 +224,7 @@ export function measure(
           g.kept = null;
           g.marked = marked;
           g.inComment = f.inComment || comment;
+          g.inNeg = f.inNeg || !!(flags & F_NEG);
         }
       } else if (child.type === 'comment' || child.type === 'directive') drop = true;
       if (drop) {
