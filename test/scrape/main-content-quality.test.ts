@@ -19,11 +19,11 @@ import { type ScoreSummary, markdownText, sameSummary, scorePage, summarize } fr
 const dir = new URL('../fixtures/wcxb-sample/', import.meta.url).pathname;
 const pages = readPages(dir);
 
-// Measured 2026-11-26 after the second issue-19 session (all 0.793, article 0.986, service 0.881, product 0.472,
+// Measured 2026-11-26 after the second issue-19 session (all 0.791, article 0.973, service 0.882, product 0.472,
 // collection 0.535, forum 0.936, listing 0.779, documentation 0.960), each minus 0.02, rounded down to 2 decimals.
 const FLOORS: Record<string, number> = {
   all: 0.77,
-  article: 0.96,
+  article: 0.95,
   service: 0.86,
   product: 0.45,
   collection: 0.51,
