@@ -588,3 +588,11 @@ describe('boilerplate classes nest', () => {
     assert.doesNotMatch(t, /Follow us|Social links|Copyright/);
   });
 });
+
+describe('links in running text', () => {
+  test('a link wrapping a span keeps its words in the sentence', () => {
+    const html = `<body><article><h1>Events</h1><p><span>According to </span><a href="https://stats.example/"><span>limelight</span></a><span>, 85% of customers buy after a live event.</span></p>${prose('More', 6)}</article></body>`;
+    const t = blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    assert.match(t, /According to limelight, 85% of customers/);
+  });
+});

@@ -3,6 +3,7 @@
 // layout (header/nav/footer/aside) for the fallback to the whole body.
 import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
 import {
+  INLINE_TAGS,
   negTokensAround,
   onlyIgnoredNeg,
   F_AD,
@@ -239,6 +240,16 @@ function isItemGrid(m: Measure, el: Element, ri: Info): boolean {
   return false;
 }
 
+/** Inside a link, or directly in a paragraph: inline text, not a block of its own. */
+function inRunningText(el: Element): boolean {
+  const p = el.parent;
+  if (!p || !isTag(p)) return false;
+  if (p.name === 'p') return true;
+  for (let a: ParentNode | null = p; a && isTag(a) && INLINE_TAGS.has(a.name); a = a.parent)
+    if (a.name === 'a') return true;
+  return false;
+}
+
 function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
   if (
@@ -248,6 +259,8 @@ function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
     ei.headings === 0 &&
     !(forum && ei.text < 80)
   ) {
+    // A span in running text is part of its sentence ("according to <a><span>limelight</span></a>, 85%").
+    if (el.name === 'span' && inRunningText(el)) return false;
     // A paragraph that is one sentence-long link is content ("Read the report").
     if (el.name === 'p' || el.name === 'span') return ei.link > 0.8 * ei.text && ei.text < 60;
     return true;
