@@ -119,7 +119,7 @@ export function sameSummary(a: ScoreSummary, b: ScoreSummary): boolean {
  * The text a reader sees of a markdown document, for scoring: an image is dropped (its alt text is not page text),
  * a link keeps its text and loses its target, fence lines go (a language tag is not content), backslash escapes
  * and the underscores of emphasis go (the metric's tokens include `_`, so `_word_` would not match `word`), and so
- * do heading and quote markers, asterisks of emphasis and backticks of code (no token has them, but the snippet
+ * do heading and quote markers, table cells' `<br>` line breaks, asterisks of emphasis and backticks of code (no token has them, but the snippet
  * checks match text: "**McAfee** didn't" must read "McAfee didn't").
  * Without this, every link's URL would count as words the page never showed.
  */
@@ -128,6 +128,7 @@ export function markdownText(md: string): string {
     .replace(/^\s*(```|~~~).*$/gm, '')
     .replace(/!\[(?:\\.|[^\]\\])*\]\((?:[^()\s]|\([^()]*\))*(?:\s+"(?:\\.|[^"\\])*")?\)/g, '')
     .replace(/\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"(?:\\.|[^"\\])*")?\)/g, '$1')
+    .replace(/<br\s*\/?>/gi, ' ')
     .replace(/^[ \t]*(?:>[ \t]?)*(?:#{1,6}[ \t]+)?/gm, '')
     .replace(/(?<!\\)[*`]/g, '')
     .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')

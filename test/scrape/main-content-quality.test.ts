@@ -78,8 +78,8 @@ describe('main content quality on the WCXB sample', () => {
       '[Ada \\[ed\\]](https://en.wikipedia.org/wiki/Ada_(language) "The \\"title\\"") c [![logo](/l.svg)](/) d';
     assert.equal(markdownText(md), 'a  b Ada [ed] c  d');
     assert.equal(
-      markdownText('## Tested\n> **McAfee** did not `monitor` titles\\* here'),
-      'Tested\nMcAfee did not monitor titles* here',
+      markdownText('## Tested\n> **McAfee** did not `monitor` titles\\* here\n| a<br>b |'),
+      'Tested\nMcAfee did not monitor titles* here\n| a b |',
     );
   });
 
