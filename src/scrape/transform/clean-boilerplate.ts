@@ -16,8 +16,7 @@ import {
   F_SEMANTIC,
   F_SR_ONLY,
 } from './clean-classify.ts';
-import { isAncestor } from './clean-main-content.ts';
-import type { Info, Measure } from './clean-measure.ts';
+import { type Info, isAncestor, type Measure } from './clean-measure.ts';
 import type { PageKind } from './clean-page-kind.ts';
 
 /** Dropped inside the main content (controls, dialogs). */

@@ -429,25 +429,23 @@ export function negTokensOf(value: string, isClass: boolean): string[] {
   return out;
 }
 
+/** The boilerplate tokens of an element's class and id. */
+export function elementNegTokens(a: Record<string, string>): string[] {
+  if (!a.id) return a.class ? negTokensOf(a.class, true) : [];
+  return a.class ? [...negTokensOf(a.class, true), ...negTokensOf(a.id, false)] : negTokensOf(a.id, false);
+}
+
 /** Whether every boilerplate token of the element's class and id is one of `ignored`. */
 export function onlyIgnoredNeg(a: Record<string, string>, ignored: ReadonlySet<string>): boolean {
-  for (const [v, isClass] of [
-    [a.class, true],
-    [a.id, false],
-  ] as const)
-    if (v) for (const t of negTokensOf(v, isClass)) if (!ignored.has(t)) return false;
-  return true;
+  return elementNegTokens(a).every((t) => ignored.has(t));
 }
 
 /** The boilerplate tokens of the element and its closest ancestors (`levels` elements in all). */
 export function negTokensAround(el: Element, levels: number): Set<string> {
   const out = new Set<string>();
   let level = 0;
-  for (let p: Element | null = el; p && p.attribs && level < levels; p = p.parent as Element | null, level++) {
-    const a = p.attribs;
-    if (a.class) for (const t of negTokensOf(a.class, true)) out.add(t);
-    if (a.id) for (const t of negTokensOf(a.id, false)) out.add(t);
-  }
+  for (let p: Element | null = el; p && p.attribs && level < levels; p = p.parent as Element | null, level++)
+    for (const t of elementNegTokens(p.attribs)) out.add(t);
   return out;
 }
 

@@ -3,7 +3,7 @@
 import { type AnyNode, type Element, isTag, type ParentNode } from 'domhandler';
 import { textContent } from 'domutils';
 import { F_BOILER, F_COMMENT, F_LOGO, F_NEG, F_POS } from './clean-classify.ts';
-import type { Measure } from './clean-measure.ts';
+import { isAncestor, type Measure } from './clean-measure.ts';
 
 /** Paragraph-level blocks: main-content detection does not descend into them. */
 const LEAF_BLOCKS = new Set([
@@ -90,11 +90,6 @@ function descend(m: Measure, from: Element): Element {
     if (stop) return c;
     c = best;
   }
-}
-
-export function isAncestor(a: ParentNode, b: AnyNode): boolean {
-  for (let p = b.parent; p; p = p.parent) if (p === a) return true;
-  return false;
 }
 
 /** The main-content container, and a page title to put before it when it sits outside. */

@@ -1,7 +1,15 @@
 // The content filter's one measuring walk: drops never-content nodes and measures every element
 // (text, link text, prose, boilerplate-weighted prose mass), noting hidden elements, ads and comment
 // sections; and detaching elements with the measures of their ancestors kept right.
-import { type ChildNode, type Document, type Element, isTag, type ParentNode, type Text } from 'domhandler';
+import {
+  type AnyNode,
+  type ChildNode,
+  type Document,
+  type Element,
+  isTag,
+  type ParentNode,
+  type Text,
+} from 'domhandler';
 import {
   boostFactor,
   boosts,
@@ -14,7 +22,7 @@ import {
   F_NEG,
   F_SEMANTIC,
   INLINE_TAGS,
-  negTokensOf,
+  elementNegTokens,
   penalty,
 } from './clean-classify.ts';
 
@@ -287,9 +295,7 @@ export function ubiquitousNegTokens(m: Measure): Set<string> {
   if (!body || !body.text || !m.negative.length) return out;
   const byToken = new Map<string, Element[]>();
   for (const el of m.negative) {
-    const a = el.attribs;
-    const tokens = [...(a.class ? negTokensOf(a.class, true) : []), ...(a.id ? negTokensOf(a.id, false) : [])];
-    for (const t of tokens) {
+    for (const t of elementNegTokens(el.attribs)) {
       let list = byToken.get(t);
       if (!list) byToken.set(t, (list = []));
       list.push(el);
@@ -303,7 +309,7 @@ export function ubiquitousNegTokens(m: Measure): Set<string> {
     let biggest = 0;
     let last: Element | null = null;
     for (const el of els) {
-      if (last && isInside(el, last)) continue;
+      if (last && isAncestor(last, el)) continue;
       last = el;
       const n = m.info.get(el)!.text;
       text += n;
@@ -316,8 +322,9 @@ export function ubiquitousNegTokens(m: Measure): Set<string> {
   return out;
 }
 
-function isInside(el: Element, anc: Element): boolean {
-  for (let p = el.parent; p; p = p.parent) if (p === anc) return true;
+/** Whether a is an ancestor of b. */
+export function isAncestor(a: ParentNode, b: AnyNode): boolean {
+  for (let p = b.parent; p; p = p.parent) if (p === a) return true;
   return false;
 }
 
