@@ -82,8 +82,52 @@ export function decodeText(
       encoding = 'windows-1252';
     }
   }
-  return { text: finish(new TextDecoder(encoding).decode(body)), encoding };
+  // A Western single-byte label on bytes that are valid UTF-8 with multi-byte characters is a
+  // server's default charset over a UTF-8 page (Apache's AddDefaultCharset ISO-8859-1): windows-1252
+  // text is practically never valid UTF-8 once it has any byte above 0x7F.
+  if (source === 'web' && SINGLE_BYTE_WESTERN.has(encoding) && hasMultibyte(body)) {
+    try {
+      return {
+        text: finish(repairMojibake(new TextDecoder('utf-8', { fatal: true }).decode(body))),
+        encoding: 'utf-8',
+      };
+    } catch {
+      // not UTF-8: the label is right
+    }
+  }
+  const text = new TextDecoder(encoding).decode(body);
+  return { text: finish(encoding === 'utf-8' && source === 'web' ? repairMojibake(text) : text), encoding };
 }
+
+const SINGLE_BYTE_WESTERN = new Set(['windows-1252', 'iso-8859-15']);
+
+function hasMultibyte(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] >= 0xc2) return true;
+  return false;
+}
+
+/**
+ * UTF-8 text that went through a Latin-1 decode before it was stored ("Logitech\u00e2\u0080\u0099s"
+ * for "Logitech\u2019s"): a run of a lead character (U+00C2..U+00F4) and continuation characters
+ * (U+0080..U+00BF) holding at least one C1 control (U+0080..U+009F), which no text means to show,
+ * whose Latin-1 bytes are valid UTF-8. Runs without a C1 control are left as they are: "\u00c3\u00a4"
+ * may be quoted on purpose (a page about mojibake).
+ */
+export function repairMojibake(text: string): string {
+  if (!C1.test(text)) return text;
+  return text.replace(DOUBLE_ENCODED, (run) => {
+    if (!C1.test(run)) return run;
+    const bytes = Uint8Array.from(run, (c) => c.charCodeAt(0));
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return run;
+    }
+  });
+}
+const C1 = /[\u0080-\u009f]/;
+const DOUBLE_ENCODED =
+  /[\u00c2-\u00df][\u0080-\u00bf]|[\u00e0-\u00ef][\u0080-\u00bf]{2}|[\u00f0-\u00f4][\u0080-\u00bf]{3}/g;
 
 function withoutNul(text: string): string {
   return text.includes('\0') ? text.replaceAll('\0', '') : text;

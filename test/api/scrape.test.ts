@@ -650,13 +650,15 @@ describe('fetching through the API', () => {
     }
   });
 
-  test('charsets: header, meta, Shift_JIS, BOM and windows-1252 decode exactly', async () => {
+  test('charsets: header, meta, Shift_JIS, BOM, windows-1252, mislabelled and double-encoded UTF-8 decode exactly', async () => {
     const cases: [string, string, string][] = [
       ['/charset/latin1', charsetTexts.latin1, 'fr'],
       ['/charset/meta-latin1', charsetTexts.metaLatin1, 'fr'],
       ['/charset/shift_jis', charsetTexts.shiftJis, 'ja'],
       ['/charset/utf8-bom', charsetTexts.utf8Bom, 'de'],
       ['/charset/windows-1252', charsetTexts.windows1252, 'en'],
+      ['/charset/utf8-labelled-latin1', charsetTexts.utf8UnderLatin1, 'en'],
+      ['/charset/double-encoded', charsetTexts.doubleEncoded, 'en'],
     ];
     for (const [path, text, lang] of cases) {
       const res = await api.scrape({ url: site.url(path), formats: ['markdown', 'rawHtml'] });
@@ -667,6 +669,9 @@ describe('fetching through the API', () => {
       assert.ok(!res.json.data.rawHtml.includes('\ufeff'), `${path}: no BOM`);
       assert.equal(res.json.data.metadata.language, lang);
     }
+    // Repair touches only runs holding a C1 control: quoted mojibake is the page's text.
+    const quoted = await api.scrape({ url: site.url('/charset/double-encoded') });
+    assert.ok(quoted.json.data.markdown.includes('Mojibake looks like "Ã¤" for ä.'), quoted.json.data.markdown);
     const sjis = await api.scrape({ url: site.url('/charset/shift_jis') });
     assert.equal(sjis.json.data.metadata.title, charsetTexts.shiftJis);
   });

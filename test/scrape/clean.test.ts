@@ -596,3 +596,58 @@ describe('links in running text', () => {
     assert.match(t, /According to limelight, 85% of customers/);
   });
 });
+
+describe('what removed chrome leaves behind', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+
+  test('a heading left with nothing under it at the end goes; a linked card title does not', () => {
+    const rail = `<div class="related-posts"><a href="/a">First</a> <a href="/b">Second</a> <a href="/c">Third</a></div>`;
+    const t = main(`<body><article><h1>Soil</h1>${prose('Soil', 8)}<h2>Related articles</h2>${rail}</article></body>`);
+    assert.match(t, /Soil sentence number 7/);
+    assert.doesNotMatch(t, /Related articles|First/);
+    // A grid's last tile is its linked title: it stays.
+    const tiles = [1, 2, 3, 4]
+      .map((i) => `<li><img src="/t${i}.jpg" alt=""><h2><a href="/c${i}">Category ${i} (12)</a></h2></li>`)
+      .join('');
+    assert.match(
+      main(`<body><main><h1>Shop</h1>${prose('Intro', 2)}<ul>${tiles}</ul></main></body>`),
+      /Category 4 \(12\)$/,
+    );
+    // The page title stays even when it is all there is after the boilerplate.
+    assert.equal(main(`<body><main><h1>Only a title</h1></main></body>`), 'Only a title');
+  });
+
+  test('the labels of radio buttons are choices, not content; a checkbox list is left alone', () => {
+    const colours = ['Venom', 'Navy', 'Sand']
+      .map((c, i) => `<div class="opt"><input type="radio" name="c" id="c${i}"><label for="c${i}">${c}</label></div>`)
+      .join('');
+    const t = main(
+      `<body><main><h1>Tumbler</h1><p>$35.00</p><div class="variants">${colours}</div>${prose('Steel', 6)}</main></body>`,
+    );
+    assert.match(t, /\$35\.00[\s\S]*Steel sentence number 5/);
+    assert.doesNotMatch(t, /Venom|Navy|Sand/);
+    // Checkboxes pick any number of things: a table of selectable areas is the page's content.
+    const areas = ['Artificial intelligence', 'Computer vision', 'Databases']
+      .map((a, i) => `<tr><td><input type="checkbox" id="a${i}"><label for="a${i}">${a}</label></td></tr>`)
+      .join('');
+    const u = main(`<body><main><h1>Rankings</h1>${prose('Ranked', 6)}<table>${areas}</table></main></body>`);
+    assert.match(u, /Artificial intelligence[\s\S]*Databases/);
+  });
+});
+
+describe('an article with a long comment section', () => {
+  const comment = (i: number) =>
+    `<li class="comment"><p>Reader ${i} says: ${'Lovely project, I will try it this weekend with my kids. '.repeat(3)}</p></li>`;
+  const page = (head: string) =>
+    `<html><head>${head}</head><body><main><h1>Ten wood projects</h1><div class="entry">${prose('Project', 8)}</div>` +
+    `<div class="comments"><ol>${Array.from({ length: 30 }, (_, i) => comment(i)).join('')}</ol></div></main></body></html>`;
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+
+  test('a page that says it is an article keeps its comments out once it opens with real text', () => {
+    const t = main(page('<meta property="og:type" content="article">'));
+    assert.match(t, /Project sentence number 7/);
+    assert.doesNotMatch(t, /Reader 3 says/);
+    // Undeclared, a short opener above many comments reads as a thread (a forum's first post).
+    assert.match(main(page('')), /Project sentence number 7[\s\S]*Reader 29 says/);
+  });
+});

@@ -53,7 +53,9 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean,
     let commentGood = 0;
     for (const c of m.comments) if (c.parent && isAncestor(root, c)) commentGood += m.info.get(c)!.good;
     // A page that says it is a thread may open with a post of any length.
-    forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < THREAD_OPENER);
+    // A page that says it is an article is one once it has a real opening text, however many comments follow.
+    const opener = kind === 'article' ? ARTICLE_OPENER : THREAD_OPENER;
+    forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < opener);
   }
   const first = walk(m, root, pageLevelOnly, forum, false, kind);
   if (pageLevelOnly) return first.remove;
@@ -102,7 +104,7 @@ function walk(
         ? isLayoutBoilerplate(el, ei)
           ? FLAGGED
           : 0
-        : boilerplate(el, ei, forum, around);
+        : boilerplate(m, el, ei, forum, around);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
     if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
@@ -144,21 +146,24 @@ const AROUND_LEVELS = 3;
 
 // The prose outside the comments of a thread is its opening post; past this it is an article.
 const THREAD_OPENER = 1500;
+const ARTICLE_OPENER = 500;
 
 const FLAGGED = 1;
 const LINK_DENSE = 2;
 
 /** Why an element is boilerplate inside the content: FLAGGED, LINK_DENSE, or 0 when it is not. */
-function boilerplate(el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): number {
-  if (isFlagged(el, ei, forum, around)) return FLAGGED;
+function boilerplate(m: Measure, el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): number {
+  if (isFlagged(m, el, ei, forum, around)) return FLAGGED;
   return isLinkDense(el, ei, forum) ? LINK_DENSE : 0;
 }
 
-function isFlagged(el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): boolean {
+function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): boolean {
   const f = ei.flags;
   if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
   // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
   if (el.name === 'form' && asksForContact(el)) return true;
+  // The label of a radio button or checkbox: a choice (a colour, a size, a filter), not the page's text.
+  if (el.name === 'label' && el.attribs.for && m.choices.has(el.attribs.for)) return true;
   // Inside the content a header is kept when it holds any heading (listing cards link theirs).
   if (f & F_HEADER) return ei.headings === 0;
   if (f & F_SR_ONLY || f & F_AD) return true;

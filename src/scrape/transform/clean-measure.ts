@@ -71,6 +71,8 @@ export interface Measure {
   negative: Element[];
   /** Ids a disclosure control opens (aria-controls, data-target, data-bs-target): collapsed sections. */
   controlled: Set<string>;
+  /** Ids of radio buttons and checkboxes: a <label> for one names a choice (a colour, a size), not content. */
+  choices: Set<string>;
 }
 
 function countChars(s: string): number {
@@ -141,6 +143,7 @@ export function measure(
     selfUrls: [],
     negative: [],
     controlled: new Set(),
+    choices: new Set(),
   };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
@@ -193,6 +196,7 @@ export function measure(
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
           const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
+          if (name === 'input' && a.id && CHOICE_INPUTS.has(a.type?.toLowerCase())) m.choices.add(a.id);
           const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment, f.inNeg);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
@@ -347,6 +351,7 @@ function readHead(head: Element, m: Measure): void {
 }
 
 const WS = /\s+/;
+const CHOICE_INPUTS = new Set(['radio']);
 const LD_TYPE = /"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")/g;
 const QUOTED = /"([^"]+)"/g;
 

@@ -20,6 +20,7 @@ import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
 import { repeatedBlocks } from './clean-repeats.ts';
+import { orphanHeadings } from './clean-headings.ts';
 import {
   detach,
   type Info,
@@ -183,6 +184,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     if (kind !== 'collection' && kind !== 'thread')
       detach(m, railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product'));
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
+    detach(m, orphanHeadings(title ? [title, container] : [container]));
     return isBody ? [...container.children] : title ? [title, container] : [container];
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
