@@ -651,3 +651,28 @@ describe('an article with a long comment section', () => {
     assert.match(main(page('')), /Project sentence number 7[\s\S]*Reader 29 says/);
   });
 });
+
+describe('BEM modifiers', () => {
+  test('a modifier says how a block looks or what it holds, not what it is', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    // Drupal: a node promoted to the front page is the article, beside a block of other prose.
+    const drupal = `<body><div class="layout"><div class="node node--type-article node--promoted"><h1>Oral health</h1>${prose('Teeth', 8)}</div>
+      <div class="region">${prose('Clinic', 1)}</div></div></body>`;
+    assert.match(main(drupal), /^Oral health\nTeeth sentence number 0/);
+    assert.doesNotMatch(main(drupal), /Clinic/);
+    // A feed in a section "with more ads" is no ad.
+    const cards = Array.from(
+      { length: 8 },
+      (_, i) =>
+        `<article class="card"><h2><a href="/news/${i}">Headline number ${i} about the economy</a></h2><p>Summary ${i} of the story in a sentence.</p></article>`,
+    ).join('');
+    const feed = `<body><main><h1>Economy</h1></main><div class="container container--section-more-ads"><section class="feed">${cards}</section></div>
+      <div class="region">${prose('Other', 8)}</div></body>`;
+    assert.match(main(feed), /Headline number 0[\s\S]*Headline number 7/);
+    // The block itself still counts: an ad container with a modifier is an ad.
+    assert.doesNotMatch(
+      main(`<body><main><h1>Economy</h1>${prose('Story', 6)}<div class="ad-slot--wide">Buy now</div></main></body>`),
+      /Buy now/,
+    );
+  });
+});

@@ -392,6 +392,16 @@ function tokenFeatures(name: string): number {
   return f;
 }
 
+/**
+ * A BEM class without its modifier: "field--label-hidden" is a field whose label is hidden,
+ * "container--section-more-ads" a container with ads in it, "card--sidebar" a card. A modifier
+ * says how a block looks or what it holds, not what it is.
+ */
+function withoutModifier(c: string): string {
+  const i = c.indexOf('--');
+  return i > 0 ? c.slice(0, i) : c;
+}
+
 /** Features of a class attribute (each class name on its own; taxonomy classes skipped) or an id. */
 function features(value: string | undefined, isClass: boolean): number {
   if (!value) return 0;
@@ -403,7 +413,7 @@ function features(value: string | undefined, isClass: boolean): number {
     for (const c of value.split(WS)) {
       if (!c || TAXONOMY_CLASS.test(c)) continue;
       if (SR_ONLY.test(c)) f |= T_SR;
-      f |= tokenFeatures(c);
+      f |= tokenFeatures(withoutModifier(c));
     }
   } else f = tokenFeatures(value);
   if (featureCache.size > 20_000) featureCache.clear();
@@ -421,7 +431,7 @@ export function negTokensOf(value: string, isClass: boolean): string[] {
   out = [];
   for (const c of isClass ? value.split(WS) : [value]) {
     if (!c || (isClass && TAXONOMY_CLASS.test(c))) continue;
-    for (const t of c.replace(CAMEL, '$1 $2').toLowerCase().split(SPLIT))
+    for (const t of (isClass ? withoutModifier(c) : c).replace(CAMEL, '$1 $2').toLowerCase().split(SPLIT))
       if (NEG_TOKENS.has(t) && !COMMENT_TOKENS.has(t) && !out.includes(t)) out.push(t);
   }
   if (negTokenCache.size > 20_000) negTokenCache.clear();
