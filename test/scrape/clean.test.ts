@@ -676,3 +676,17 @@ describe('BEM modifiers', () => {
     );
   });
 });
+
+describe('state classes', () => {
+  test('"hide-…", "no-…", "has-…" say what an element shows or has, not what it is', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    const cards = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<div class="summary-item"><h3><a href="/story/${i}">Story number ${i} about science</a></h3><p>Blurb ${i} of the story in one sentence.</p></div>`,
+    ).join('');
+    const page = `<body><main><h1>Science</h1><div class="grid-items hide-read-more-ad">${cards}</div></main>
+      <div class="region">${prose('Other', 8)}</div></body>`;
+    assert.match(main(page), /Story number 0[\s\S]*Story number 5/);
+  });
+});

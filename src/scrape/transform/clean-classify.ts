@@ -369,10 +369,27 @@ const T_AUTHOR_BOX = 1024;
 const T_LOGO = 2048;
 
 const featureCache = new Map<string, number>();
+const STATE_PREFIXES = new Set([
+  'is',
+  'has',
+  'no',
+  'hide',
+  'hidden',
+  'show',
+  'with',
+  'without',
+  'disable',
+  'disabled',
+  'enable',
+  'enabled',
+]);
 
 function tokenFeatures(name: string): number {
   let f = 0;
   const tokens = name.replace(CAMEL, '$1 $2').toLowerCase().split(SPLIT);
+  // A state class says what an element has or shows, not what it is: "has-sidebar" wraps a page
+  // with a sidebar, "hide-read-more-ad" a grid whose ad is hidden, "no-ads" no ad at all.
+  if (STATE_PREFIXES.has(tokens[tokens[0] === '' ? 1 : 0])) return 0;
   for (const t of tokens) {
     if (!t) continue;
     if (COMMENT_TOKENS.has(t)) f |= T_COMMENT;
