@@ -1,7 +1,7 @@
 // Inline output of the HTML→Markdown converter: text, **, *, ~~ and links accumulate in a stack of
 // frames over the current paragraph; code spans and images; flushing the paragraph into blocks.
 // Design: docs/design/markdown.md.
-import type { Element } from 'domhandler';
+import type { AnyNode, Element, Text } from 'domhandler';
 import { BlockWriter } from './blocks.ts';
 import { gatherText } from './code.ts';
 import { isDataUrl } from './elements.ts';
@@ -100,6 +100,22 @@ export class InlineWriter extends BlockWriter {
     }
     this.close(f, parent);
     this.lastBang = false;
+  }
+
+  /**
+   * Two inline elements back to back with no space between, the first ending a word in lower case
+   * or a digit and the second starting with a capital ("<span>REI Co-op</span><span>Nalgene
+   * bottle</span>"): the page's CSS lays them out apart (a brand over a name, menu entries), so a
+   * reader sees two words, not "Co-opNalgene". Within a word ("<b>un</b>likely") nothing changes.
+   */
+  protected separateAdjacent(el: Element): void {
+    const buf = this.top.buf;
+    if (buf === '' || !isLowerOrDigit(buf.charCodeAt(buf.length - 1))) return;
+    const first = firstTextChar(el);
+    if (first !== undefined && isUpper(first)) {
+      this.top.buf += ' ';
+      this.lastSpace = true;
+    }
   }
 
   /** Wrap a frame's text in its markers and append it to the parent frame. */
@@ -208,4 +224,33 @@ export class InlineWriter extends BlockWriter {
     if (this.heading > 0) this.emitHeading(text, this.heading);
     else this.emitParagraph(text);
   }
+}
+
+const LOWER_OR_DIGIT = /[\p{Ll}\p{Nd}]/u;
+const UPPER = /\p{Lu}/u;
+
+function isLowerOrDigit(c: number): boolean {
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+  return LOWER_OR_DIGIT.test(String.fromCharCode(c));
+}
+
+function isUpper(c: number): boolean {
+  if (c < 128) return c >= 65 && c <= 90;
+  return UPPER.test(String.fromCharCode(c));
+}
+
+/** The first non-space character of an element's text (a short descent: the first text node). */
+function firstTextChar(el: Element): number | undefined {
+  const stack: AnyNode[] = [el];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'text') {
+      const m = /\S/.exec((n as Text).data);
+      if (m) return m[0].charCodeAt(0);
+    } else if (n.type === 'tag') {
+      const kids = (n as Element).children;
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
+  }
+  return undefined;
 }

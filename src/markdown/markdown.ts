@@ -131,6 +131,13 @@ class Converter extends ListWriter implements CellRenderer {
     if (k === K_DROP) return SKIP;
     const a = el.attribs;
     if (isHidden(a)) return SKIP;
+    if (
+      (k === K_INLINE || (k >= K_STRONG && k <= K_A)) &&
+      el.prev !== null &&
+      el.prev.type === 'tag' &&
+      !this.lastSpace
+    )
+      this.separateAdjacent(el);
     switch (k) {
       case K_INLINE:
         return X_NONE;
