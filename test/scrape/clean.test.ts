@@ -690,3 +690,31 @@ describe('state classes', () => {
     assert.match(main(page), /Story number 0[\s\S]*Story number 5/);
   });
 });
+
+describe('a category page with an editorial text', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+  const tiles = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) =>
+        `<li class="grid-tile"><a class="product-tile" href="/p/${i}"><div class="name">Offspring earrings ${i}</div><div>Sterling silver</div><div>$${400 + i}.00</div></a></li>`,
+    ).join('');
+  // The tiles sit in wrappers under a small header ("48 results"); the page's one <article> is a text below them.
+  const products = (n: number) =>
+    `<div class="products"><div class="header"><span>${n} results</span></div><div class="results"><div class="wrap"><ul class="tiles">${tiles(n)}</ul></div></div></div>`;
+
+  test('the article is the blurb of a listing, not the page: the tiles stay', () => {
+    const page = `<body><div class="top"><h1>Silver earrings</h1></div><div id="main"><div class="category-list">${products(48)}
+      <section class="article"><article><h2>A world of silver</h2>${prose('Silver', 11)}</article></section></div></div></body>`;
+    const t = main(page);
+    assert.match(t, /Offspring earrings 0[\s\S]*Offspring earrings 47/);
+    assert.match(t, /Silver sentence number 10/);
+  });
+
+  test('a grid of tiles under a header, wrapped, beside long prose, is kept as the items', () => {
+    const page = `<body><main><h1>Silver earrings</h1>${prose('Guide', 20)}${products(12)}</main></body>`;
+    const t = main(page);
+    assert.match(t, /Guide sentence number 19/);
+    assert.match(t, /Offspring earrings 0[\s\S]*\$411\.00/);
+  });
+});

@@ -216,9 +216,13 @@ function inside(set: Set<Element>, el: Element, root: Element): boolean {
 const GRID_ITEMS = 4;
 const GRID_ITEM_TEXT = 20;
 const GRID_SHARE = 0.25;
+/** Wrappers looked through to find the grid, and the share of their text the grid's one child holds. */
+const GRID_WRAPPERS = 4;
+const GRID_WRAPPER_SHARE = 0.8;
 
 /**
- * A grid or list of item tiles: many children (or a single wrapper's children) of the same tag,
+ * A grid or list of item tiles: many children (or, through up to four wrappers, the children of the one that
+ * holds nearly all the text) of the same tag,
  * each with text, longer on average than menu entries, together a good share of the container.
  * Menus and link lists have entries of a word or three.
  */
@@ -226,11 +230,20 @@ function isItemGrid(m: Measure, el: Element, ri: Info): boolean {
   const ei = m.info.get(el)!;
   if (ei.text < GRID_SHARE * ri.text) return false;
   let list: Element = el;
-  for (let level = 0; level < 2; level++) {
+  for (let level = 0; level < GRID_WRAPPERS; level++) {
     const kids = list.children.filter((k): k is Element => isTag(k) && !!m.info.get(k)?.text);
     if (kids.length === 1) {
       list = kids[0];
       continue;
+    }
+    // A wrapper whose one child holds nearly all its text (the grid beside a short header).
+    if (kids.length < GRID_ITEMS) {
+      const li = m.info.get(list)!;
+      const main = kids.find((k) => m.info.get(k)!.text >= GRID_WRAPPER_SHARE * li.text);
+      if (main) {
+        list = main;
+        continue;
+      }
     }
     if (kids.length < GRID_ITEMS) return false;
     const tag = kids[0].name;

@@ -33,7 +33,7 @@ const LEAF_BLOCKS = new Set([
 ]);
 
 const LISTING_BLURB = 1000;
-const LISTING_SHARE = 0.3;
+const LISTING_SHARE = 0.35;
 
 function elementChildren(el: ParentNode): Element[] {
   return el.children.filter(isTag);
@@ -104,7 +104,9 @@ export function findMain(m: Measure, docTitle: string): { container: Element; ti
   for (const s of semantic) {
     if (!s.parent || s === c || !isAncestor(c, s)) continue;
     const si = m.info.get(s)!;
-    if (si.mass >= 0.6 * ci0.mass && (!narrowed || m.info.get(narrowed)!.text > si.text)) narrowed = s;
+    // On a listing the semantic container may be the blurb above the items: it must hold their text too.
+    if (si.mass >= 0.6 * ci0.mass && si.tmass >= 0.5 * ci0.tmass && (!narrowed || m.info.get(narrowed)!.text > si.text))
+      narrowed = s;
   }
   if (narrowed) c = descend(m, narrowed);
   // Climb back to an ancestor bringing the title or the semantic container, if it adds little.
