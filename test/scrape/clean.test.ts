@@ -393,11 +393,30 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
     }
   });
 
+  test("cards linking pages below this one are the page's parts (a hub), not a rail", () => {
+    const body = `<div><h1>HR consulting</h1>${prose('Body', 8)}${rail((i) => `/services/hr/part-${i}/`)}</div>`;
+    assert.match(main('', body, 'https://firm.example/services/hr/'), /Other story 1[\s\S]*Other story 4/);
+    // Beside the page (a sibling), they are a rail.
+    assert.doesNotMatch(main('', body, 'https://firm.example/services/payroll/'), /Other story 1/);
+  });
+
+  test('beside an article, cards linked whole (picture and title in one link) are a rail too', () => {
+    const linked = (i: number) =>
+      `<div class="summary"><a href="/blog/post-${i}"><img src="/i${i}.jpg"><h3>Other post ${i}</h3></a><p>${'A teaser of the other post. '.repeat(4)}</p></div>`;
+    const body = `<article><h1>Calculators</h1>${prose('Body', 8)}<section><h2>On a related note</h2>${[1, 2, 3].map(linked).join('')}</section></article>`;
+    const article = '<meta property="og:type" content="article">';
+    const t = main(article, body, 'https://blog.example/blog/calculators');
+    assert.match(t, /Body sentence number 7/);
+    assert.doesNotMatch(t, /Other post|On a related note/);
+    // Undeclared (a service page's linked feature cards), they stay.
+    assert.match(main('', body, 'https://blog.example/blog/calculators'), /Other post 1/);
+  });
+
   test('the site is the URL host or the canonical one, with or without www', () => {
     const body = `<div><h1>Story</h1>${prose('Body', 8)}${rail((i) => `https://www.news.example/story/${i}`)}</div>`;
-    assert.match(main('', body, 'http://127.0.0.1/story'), /Other story 1/);
+    assert.match(main('', body, 'http://127.0.0.1/story/0'), /Other story 1/);
     assert.doesNotMatch(
-      main('<link rel="canonical" href="https://news.example/story">', body, 'http://127.0.0.1/story'),
+      main('<link rel="canonical" href="https://news.example/story/0">', body, 'http://127.0.0.1/story/0'),
       /Other story 1/,
     );
   });

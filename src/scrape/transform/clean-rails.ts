@@ -26,13 +26,34 @@ interface RailContext {
   /** The page's site (hosts without "www."). */
   site: Set<string>;
   product: boolean;
+  article: boolean;
+  /** The page's URL (relative links resolve against it), and its path as a folder ("/a/b/"), unless it is "/". */
+  base: string;
+  under: string | null;
 }
 
 /** The rails in the container (outermost only), each with the title heading before it. */
-export function railsIn(m: Measure, root: Element, site: Set<string>, product: boolean): Element[] {
+export function railsIn(
+  m: Measure,
+  root: Element,
+  site: Set<string>,
+  product: boolean,
+  article: boolean,
+  url: string | undefined,
+): Element[] {
   const ri = m.info.get(root);
   if (!ri || ri.good < KEEP_PROSE) return [];
-  const cx: RailContext = { m, site, product };
+  let base = 'http://x/';
+  let under: string | null = null;
+  try {
+    const u = new URL(url ?? '');
+    base = u.href;
+    const path = u.pathname.endsWith('/') ? u.pathname : u.pathname + '/';
+    if (path !== '/') under = path;
+  } catch {
+    // no URL: relative links are this site's, nothing is "below" the page
+  }
+  const cx: RailContext = { m, site, product, article, base, under };
   const rails: Element[] = [];
   let railGood = 0;
   let railText = 0;
@@ -87,13 +108,14 @@ function isCard(cx: RailContext, el: Element): boolean {
   // The title heading: the first that is mostly a link (a card may also head itself with its category).
   const h = first(el, (e) => HEADING.test(e.name) && isLinkText(cx.m, e));
   if (h) {
-    const href = firstHref(h);
-    return href !== null && isOtherPageOfSite(href, cx.site);
+    // The heading links, or (beside an article) sits in the link: a card linked whole, picture and title.
+    const href = firstHref(h) ?? (cx.article ? enclosingHref(h, el) : null);
+    return href !== null && isOtherPageOfSite(href, cx);
   }
   if (!cx.product) return false;
   // A product tile: a link around its picture or laid over the whole tile (no text of its own).
   const a = first(el, (e) => e.name === 'a' && !!e.attribs.href && !cx.m.info.get(e)?.text);
-  return a !== null && isOtherPageOfSite(a.attribs.href, cx.site);
+  return a !== null && isOtherPageOfSite(a.attribs.href, cx);
 }
 
 function isLinkText(m: Measure, e: Element): boolean {
@@ -103,6 +125,13 @@ function isLinkText(m: Measure, e: Element): boolean {
 
 function firstHref(el: Element): string | null {
   return first(el, (e) => e.name === 'a' && !!e.attribs.href)?.attribs.href ?? null;
+}
+
+/** The href of a link around the element, below the card. */
+function enclosingHref(e: Element, card: Element): string | null {
+  for (let p = e.parent; p && p !== card && isTag(p); p = p.parent)
+    if (p.name === 'a' && p.attribs.href) return p.attribs.href;
+  return null;
 }
 
 /** The first element (document order) in the subtree that passes the test. */
@@ -121,15 +150,22 @@ function first(el: Element, test: (e: Element) => boolean): Element | null {
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 
-function isOtherPageOfSite(href: string, site: Set<string>): boolean {
+/**
+ * Another page of this site, not one below this page: a hub's cards link its own parts
+ * (/services/hr/ lists /services/hr/payroll/), a rail links pages beside it.
+ */
+function isOtherPageOfSite(href: string, cx: RailContext): boolean {
   if (href.includes('#')) return false;
-  // Relative: this site ("//host/..." is not relative; "mailto:" and "javascript:" are no page).
-  if (!href.startsWith('//') && !SCHEME.test(href)) return true;
+  let url: URL;
   try {
-    return site.has(siteOf(new URL(href, 'http://x/').hostname));
+    url = new URL(href, cx.base);
   } catch {
     return false;
   }
+  // Relative links are this site's ("//host/..." is not relative; "mailto:" and "javascript:" are no page).
+  if ((href.startsWith('//') || SCHEME.test(href)) && !cx.site.has(siteOf(url.hostname))) return false;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return !(cx.under && url.pathname.startsWith(cx.under) && url.pathname.length > cx.under.length);
 }
 
 /** A host without its "www." (the rail of www.example.com links example.com, and back). */

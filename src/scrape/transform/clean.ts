@@ -182,7 +182,10 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   if (keepsText(m, [container, ...(title ? [title] : [])], remove)) {
     detach(m, remove);
     if (kind !== 'collection' && kind !== 'thread')
-      detach(m, railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product'));
+      detach(
+        m,
+        railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product', kind === 'article', opts.url),
+      );
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
     detach(m, orphanHeadings(title ? [title, container] : [container]));
     return isBody ? [...container.children] : title ? [title, container] : [container];
