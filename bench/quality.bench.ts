@@ -14,6 +14,8 @@
 //   subset, on a copy of it beside a metadata.json of that subset, as score.mjs averages over its metadata). The
 //   same metric in TypeScript (test/helpers/wcxb-score.ts) writes per-page figures to PRED_DIR/<system>/scores.json
 //   and must agree with score.mjs (checked here).
+// - Structure: headings, list items, tables and code blocks of the markdown against the ground truth's
+//   main_content_markdown (summarizeStructure in test/helpers/wcxb-score.ts), for both systems.
 // - Speed, per page, one call each, sequential, after the scrapes: Gleaner's transformHtml (parse, metadata,
 //   content filter, markdown: what a scrape does to the HTML) against Readability (linkedom parse, Readability,
 //   markdown), on the same decoded HTML; plus the scrape's wall time (8 concurrent).
@@ -52,6 +54,7 @@ import {
   sameSummary,
   scorePage,
   summarize,
+  summarizeStructure,
 } from '../test/helpers/wcxb-score.ts';
 
 const repo = resolve(new URL('..', import.meta.url).pathname);
@@ -283,6 +286,19 @@ console.log(`RESULT quality-by-type-readability: Readability.js ${byType(rd)}`);
 console.log(
   `RESULT quality-snippets: 'with' snippets kept: Gleaner ${f3(g.withFound)}, Readability.js ${f3(rd.withFound)}; ` +
     `'without' snippets dropped: Gleaner ${f3(1 - g.withoutKept)}, Readability.js ${f3(1 - rd.withoutKept)}`,
+);
+// Structure against the reference markdown: does the extraction keep headings, list items, tables and code?
+const structure = (s: System) =>
+  summarizeStructure(
+    pages.map((p) => ({ pred: markdowns[s].get(p.id) ?? '', ref: truths.get(p.id)!.main_content_markdown ?? '' })),
+  );
+const sg = structure('gleaner');
+const sr = structure('readability');
+console.log(
+  `RESULT quality-structure: vs the reference markdown: heading F1 Gleaner ${f3(sg.headingF1)}, Readability.js ${f3(sr.headingF1)} ` +
+    `(${sg.headingPages} pages); list item F1 ${f3(sg.itemF1)} vs ${f3(sr.itemF1)} (${sg.itemPages} pages); ` +
+    `tables kept ${f3(sg.tableKept)} vs ${f3(sr.tableKept)} (${sg.tablePages} pages); ` +
+    `code blocks kept ${f3(sg.codeKept)} vs ${f3(sr.codeKept)} (${sg.codePages} pages)`,
 );
 console.log(
   `RESULT quality-speed: extraction per page (HTML → markdown, one call each): Gleaner transformHtml median ${median(gMs).toFixed(2)} ms, ` +

@@ -8,6 +8,8 @@
 /** What score.mjs reads of a page's ground truth. */
 export interface WcxbTruth {
   main_content: string;
+  /** The same content as markdown (for structure: headings, lists, tables, code). */
+  main_content_markdown?: string;
   with?: string[];
   without?: string[];
 }
@@ -133,4 +135,138 @@ export function markdownText(md: string): string {
     .replace(/(?<!\\)[*`]/g, '')
     .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')
     .replace(/(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, '');
+}
+
+/**
+ * The structure of a markdown document, for checking fidelity against the corpus's main_content_markdown:
+ * its heading texts and list item texts (each reduced as markdownText does, lower-cased, whitespace collapsed),
+ * and whether it has a table and a fenced code block. Lines inside fences are not read.
+ */
+export interface MarkdownStructure {
+  headings: string[];
+  items: string[];
+  table: boolean;
+  code: boolean;
+}
+
+export function markdownStructure(md: string): MarkdownStructure {
+  const out: MarkdownStructure = { headings: [], items: [], table: false, code: false };
+  let fence = false;
+  const clean = (s: string) =>
+    norm(markdownText(s))
+      .replace(/[\u2018\u2019]/g, "'")
+      .replace(/[\u201c\u201d]/g, '"');
+  // The item being read: its lines so far (an item's later paragraphs are indented under it).
+  let item: string[] | null = null;
+  const endItem = () => {
+    if (item) {
+      const t = clean(item.join(' '));
+      if (t) out.items.push(t);
+    }
+    item = null;
+  };
+  for (const line of md.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) {
+      endItem();
+      fence = !fence;
+      out.code = true;
+      continue;
+    }
+    if (fence) continue;
+    const body = line.replace(/^[ \t]*(?:>[ \t]?)*/, '');
+    const h = /^#{1,6}[ \t]+(.*)$/.exec(body);
+    const li = h ? null : /^(?:[-*+]|\d+[.)])[ \t]+(.*)$/.exec(body);
+    if (h || li || !/^[ \t]/.test(line)) {
+      if (body.trim() || h || li) endItem();
+    } else if (item && body.trim()) (item as string[]).push(body);
+    if (h) {
+      const t = clean(h[1]);
+      if (t) out.headings.push(t);
+    } else if (li) item = [li[1]];
+    else if (/^\|.*\|\s*$/.test(body) && /^\|\s*:?-{3,}/.test(body)) out.table = true;
+  }
+  endItem();
+  return out;
+}
+
+/**
+ * F1 of two multisets of strings (1 when both are empty), one matching the other when equal or, with `prefix`,
+ * when the shorter (of 10 characters or more) begins the longer: a list item's first paragraph against the whole
+ * item, as converters differ on whether an item's later paragraphs belong to it.
+ */
+function multisetF1(pred: string[], ref: string[], prefix = false): number {
+  if (!ref.length && !pred.length) return 1;
+  if (!ref.length || !pred.length) return 0;
+  const used = new Array<boolean>(ref.length).fill(false);
+  const matches = (a: string, b: string) =>
+    a === b || (prefix && Math.min(a.length, b.length) >= 10 && (a.startsWith(b) || b.startsWith(a)));
+  let hit = 0;
+  for (const p of pred) {
+    const i = ref.findIndex((r, k) => !used[k] && matches(p, r));
+    if (i >= 0) {
+      used[i] = true;
+      hit++;
+    }
+  }
+  const P = hit / pred.length;
+  const R = hit / ref.length;
+  return P + R ? (2 * P * R) / (P + R) : 0;
+}
+
+/**
+ * Structure fidelity over pages, against each page's reference markdown: heading F1 (the multiset of heading
+ * texts; pages whose reference has headings), list item F1 (pages whose reference has list items), and the
+ * share of pages whose reference has a table (a fenced code block) where the prediction has one too.
+ */
+export interface StructureSummary {
+  headingF1: number;
+  headingPages: number;
+  itemF1: number;
+  itemPages: number;
+  tableKept: number;
+  tablePages: number;
+  codeKept: number;
+  codePages: number;
+}
+
+export function summarizeStructure(pages: { pred: string; ref: string }[]): StructureSummary {
+  let h = 0;
+  let hn = 0;
+  let li = 0;
+  let ln = 0;
+  let t = 0;
+  let tn = 0;
+  let c = 0;
+  let cn = 0;
+  for (const { pred, ref } of pages) {
+    const p = markdownStructure(pred);
+    const r = markdownStructure(ref);
+    if (r.headings.length) {
+      h += multisetF1(p.headings, r.headings);
+      hn++;
+    }
+    if (r.items.length) {
+      li += multisetF1(p.items, r.items, true);
+      ln++;
+    }
+    if (r.table) {
+      tn++;
+      if (p.table) t++;
+    }
+    if (r.code) {
+      cn++;
+      if (p.code) c++;
+    }
+  }
+  const round = (x: number) => +x.toFixed(3);
+  return {
+    headingF1: round(hn ? h / hn : 0),
+    headingPages: hn,
+    itemF1: round(ln ? li / ln : 0),
+    itemPages: ln,
+    tableKept: round(tn ? t / tn : 0),
+    tablePages: tn,
+    codeKept: round(cn ? c / cn : 0),
+    codePages: cn,
+  };
 }

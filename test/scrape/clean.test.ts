@@ -737,3 +737,23 @@ describe('a category page with an editorial text', () => {
     assert.match(t, /Offspring earrings 0[\s\S]*\$411\.00/);
   });
 });
+
+describe('permalink anchors', () => {
+  test("a heading's link to itself (¶, #, a zero-width mark, its own fragment) goes; a real link in a heading stays", () => {
+    const url = 'https://docs.example/en/ref/middleware/';
+    const md = (html: string) =>
+      domToMarkdown(cleanDocument(parseDocument(html), { onlyMainContent: true, url }), { baseUrl: url });
+    const page = `<body><main><h1>Middleware<a class="headerlink" href="#middleware" title="Link to this heading">¶</a></h1>${prose('Intro', 4)}
+      <h2>Cache<a href="https://docs.example/en/ref/middleware/#cache">\u200b</a></h2>${prose('Cache', 4)}
+      <h2>Gzip<a href="#gzip">#gzip</a></h2>${prose('Gzip', 4)}
+      <dl><dt><code>CacheMiddleware</code><a href="#cm">¶</a></dt><dd>${prose('Class', 2)}</dd></dl>
+      <h2>See <a href="#sessions">Sessions</a> and <a href="/en/ref/other/#x">§ 4</a></h2>${prose('See', 4)}</main></body>`;
+    const out = md(page);
+    assert.match(out, /^# Middleware\n/m);
+    assert.match(out, /^## Cache\n/m);
+    assert.match(out, /^## Gzip\n/m);
+    assert.doesNotMatch(out, /¶|#gzip\]/);
+    // Links with words, and links to another page, are the heading's text.
+    assert.match(out, /^## See \[Sessions\]\(https:\/\/docs\.example\/en\/ref\/middleware\/#sessions\) and \[§ 4\]/m);
+  });
+});

@@ -14,7 +14,16 @@ import { after, before, describe, test } from 'node:test';
 import { apiClient } from '../helpers/api.ts';
 import { type TestService, startTestService } from '../helpers/service.ts';
 import { type PageServer, readPages, readTruth, scrapePages, servePages } from '../helpers/wcxb-corpus.ts';
-import { type ScoreSummary, markdownText, sameSummary, scorePage, summarize } from '../helpers/wcxb-score.ts';
+import {
+  type ScoreSummary,
+  type StructureSummary,
+  markdownStructure,
+  markdownText,
+  sameSummary,
+  scorePage,
+  summarize,
+  summarizeStructure,
+} from '../helpers/wcxb-score.ts';
 
 const dir = new URL('../fixtures/wcxb-sample/', import.meta.url).pathname;
 const pages = readPages(dir);
@@ -32,11 +41,15 @@ const FLOORS: Record<string, number> = {
   documentation: 0.94,
 };
 
+/** Structure of the sample's markdown against its reference (summarizeStructure): the figures when last raised. */
+const STRUCTURE_FLOORS = { headingF1: 0.63, itemF1: 0.6, tableKept: 1 };
+
 describe('main content quality on the WCXB sample', () => {
   let svc: TestService | undefined;
   let server: PageServer | undefined;
   let predDir = '';
   let summary: ScoreSummary;
+  let structure: StructureSummary;
   const failures: string[] = [];
 
   before(async () => {
@@ -64,6 +77,9 @@ describe('main content quality on the WCXB sample', () => {
     summary = summarize(
       pages.map((p) => ({ type: p.type, score: scorePage(markdownText(markdown.get(p.id)!), readTruth(dir, p.id)) })),
     );
+    structure = summarizeStructure(
+      pages.map((p) => ({ pred: markdown.get(p.id)!, ref: readTruth(dir, p.id).main_content_markdown ?? '' })),
+    );
   });
 
   after(async () => {
@@ -81,6 +97,37 @@ describe('main content quality on the WCXB sample', () => {
       markdownText('## Tested\n> **McAfee** did not `monitor` titles\\* here\n| a<br>b |'),
       'Tested\nMcAfee did not monitor titles* here\n| a b |',
     );
+  });
+
+  test('markdownStructure reads headings, list items with their later paragraphs, tables and code (not inside fences)', () => {
+    const md = [
+      '# The **Title**',
+      '',
+      '- [First](https://x.test/1) item',
+      '',
+      '  Its second paragraph.',
+      '* Second item',
+      '  1. Nested ’quoted’ item',
+      '',
+      '| a | b |',
+      '| --- | --- |',
+      '| 1 | 2 |',
+      '',
+      '```js',
+      '# not a heading',
+      '- not an item',
+      '```',
+      'Closing paragraph.',
+    ].join('\n');
+    assert.deepEqual(markdownStructure(md), {
+      headings: ['the title'],
+      items: ['first item its second paragraph.', 'second item', "nested 'quoted' item"],
+      table: true,
+      code: true,
+    });
+    // An item matches the reference's by prefix: converters differ on whether later paragraphs belong to it.
+    const s = summarizeStructure([{ pred: '- Plan your time.\n\n  You should plan ahead.', ref: '- Plan your time.' }]);
+    assert.equal(s.itemF1, 1);
   });
 
   test('the sample holds 3 pages of each of the 7 page types, and every scrape succeeded', () => {
@@ -115,5 +162,12 @@ describe('main content quality on the WCXB sample', () => {
       .map(([type, floor]) => ({ type, floor, F1: type === 'all' ? summary.F1 : summary.byType[type].F1 }))
       .filter((x) => x.F1 < x.floor);
     assert.deepEqual(below, [], 'F1 below its floor');
+  });
+
+  test('structure against the reference markdown stays at or above its floors', (t) => {
+    t.diagnostic(JSON.stringify(structure));
+    assert.ok(structure.headingF1 >= STRUCTURE_FLOORS.headingF1, `heading F1 ${structure.headingF1}`);
+    assert.ok(structure.itemF1 >= STRUCTURE_FLOORS.itemF1, `list item F1 ${structure.itemF1}`);
+    assert.ok(structure.tableKept >= STRUCTURE_FLOORS.tableKept, `tables kept ${structure.tableKept}`);
   });
 });

@@ -1,8 +1,9 @@
 // Headings left with nothing under them once the boilerplate is gone: "Related articles" over a
 // removed rail, "Join our newsletter" over a removed form. A heading introduces what follows it
 // up to the next heading of its level or above; with nothing there, it is a label of removed chrome.
+// And the permalink anchors inside headings ("¶", "#", "🔗" linking the heading itself).
 import { type AnyNode, type Element, isTag, type Text } from 'domhandler';
-import { findOne } from 'domutils';
+import { findAll, findOne, textContent } from 'domutils';
 
 const LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
 /** Elements that are content without text of their own. */
@@ -46,4 +47,47 @@ function linked(h: Element): boolean {
   if (findOne((e) => e.name === 'a', h.children)) return true;
   for (let p = h.parent; p && isTag(p); p = p.parent) if (p.name === 'a') return true;
   return false;
+}
+
+/**
+ * Permalink anchors in headings and definition terms (Sphinx's "¶", Docusaurus's zero-width "#"): a
+ * link to a fragment of this page whose text has no letter or digit, or is the fragment itself
+ * ("#section2"). They are the page's chrome; in markdown they read "## Middleware[¶](…#middleware)".
+ */
+export function permalinkAnchors(roots: Element[], pageUrl: string | undefined): Element[] {
+  const out: Element[] = [];
+  const page = pageUrl ? withoutFragment(pageUrl) : null;
+  const stack: Element[] = [...roots];
+  while (stack.length) {
+    const el = stack.pop()!;
+    if (LEVEL[el.name] || el.name === 'dt') {
+      for (const a of findAll((e) => e.name === 'a', el.children)) if (isPermalink(a, page)) out.push(a);
+      continue;
+    }
+    if (el.name === 'pre' || el.name === 'code') continue;
+    for (const k of el.children) if (isTag(k)) stack.push(k);
+  }
+  return out;
+}
+
+function isPermalink(a: Element, page: string | null): boolean {
+  const href = a.attribs.href?.trim();
+  if (!href) return false;
+  const hash = href.indexOf('#');
+  if (hash < 0 || hash === href.length - 1) return false;
+  if (hash > 0) {
+    if (!page) return false;
+    try {
+      if (withoutFragment(new URL(href, page).href) !== page) return false;
+    } catch {
+      return false;
+    }
+  }
+  const text = textContent(a).replace(/[\s\u200b]+/g, '');
+  return !/[\p{L}\p{N}]/u.test(text) || text === href.slice(hash);
+}
+
+function withoutFragment(url: string): string {
+  const i = url.indexOf('#');
+  return i < 0 ? url : url.slice(0, i);
 }

@@ -20,7 +20,7 @@ import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
 import { repeatedBlocks } from './clean-repeats.ts';
-import { orphanHeadings } from './clean-headings.ts';
+import { orphanHeadings, permalinkAnchors } from './clean-headings.ts';
 import {
   detach,
   type Info,
@@ -187,7 +187,9 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
         railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product', kind === 'article', opts.url),
       );
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
-    detach(m, orphanHeadings(title ? [title, container] : [container]));
+    const roots = title ? [title, container] : [container];
+    detach(m, permalinkAnchors(roots, opts.url));
+    detach(m, orphanHeadings(roots));
     return isBody ? [...container.children] : title ? [title, container] : [container];
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
