@@ -87,19 +87,28 @@ export function decodeText(
   // text is practically never valid UTF-8 once it has any byte above 0x7F.
   if (source === 'web' && SINGLE_BYTE_WESTERN.has(encoding) && hasMultibyte(body)) {
     try {
-      return {
-        text: finish(repairMojibake(new TextDecoder('utf-8', { fatal: true }).decode(body))),
-        encoding: 'utf-8',
-      };
+      const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+      return { text: finish(hasUtf8C1(body) ? repairMojibake(text) : text), encoding: 'utf-8' };
     } catch {
       // not UTF-8: the label is right
     }
   }
   const text = new TextDecoder(encoding).decode(body);
-  return { text: finish(encoding === 'utf-8' && source === 'web' ? repairMojibake(text) : text), encoding };
+  const repair = encoding === 'utf-8' && source === 'web' && hasUtf8C1(body);
+  return { text: finish(repair ? repairMojibake(text) : text), encoding };
 }
 
 const SINGLE_BYTE_WESTERN = new Set(['windows-1252', 'iso-8859-15']);
+
+/** Whether the UTF-8 bytes encode a C1 control (C2 80..C2 9F), the mark of double-encoded text: memchr-fast. */
+function hasUtf8C1(b: Uint8Array): boolean {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = buf.indexOf(0xc2); i >= 0 && i + 1 < buf.length; i = buf.indexOf(0xc2, i + 1)) {
+    const n = buf[i + 1];
+    if (n >= 0x80 && n <= 0x9f) return true;
+  }
+  return false;
+}
 
 function hasMultibyte(b: Uint8Array): boolean {
   for (let i = 0; i < b.length; i++) if (b[i] >= 0xc2) return true;
