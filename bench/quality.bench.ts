@@ -24,6 +24,8 @@
 // it), QUALITY_BENCH_LIMIT (N pages, split between page types in proportion, the first ids of each),
 // QUALITY_BENCH_TYPES (comma-separated page types), QUALITY_BENCH_PRED_DIR (default $TMPDIR/gleaner-quality),
 // QUALITY_BENCH_COMPARE (an earlier PRED_DIR/gleaner/scores.json: prints the pages whose F1 moved by ≥ 0.05),
+// QUALITY_BENCH_ORACLE=1 (also the best single element's F1 per page, chosen with hindsight: a ceiling for
+// picking one region; test/helpers/wcxb-oracle.ts; ~3 minutes on the whole split),
 // QUALITY_BENCH_BROWSER=1. Runs alone too: `node bench/quality.bench.ts`.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -38,6 +40,7 @@ import { planScrape } from '../src/scrape/plan.ts';
 import { transformHtml } from '../src/scrape/transform/index.ts';
 import { apiClient } from '../test/helpers/api.ts';
 import { startTestService } from '../test/helpers/service.ts';
+import { bestSubtreeF1 } from '../test/helpers/wcxb-oracle.ts';
 import {
   type WcxbPage,
   contentTypeOf,
@@ -306,6 +309,22 @@ console.log(
     `Gleaner / Readability ${(median(gMs) / median(rMs)).toFixed(2)}× (medians), ${(mean(gMs) / mean(rMs)).toFixed(2)}× (means); ` +
     `scrape wall time median ${median(sMs).toFixed(1)} ms (8 concurrent; ${((pages.length / scrapeWall) * 1000).toFixed(0)} pages/s)`,
 );
+
+if (process.env.QUALITY_BENCH_ORACLE === '1') {
+  const oracle = pages.map((p) => {
+    const bytes = readHtml(corpus, p.id);
+    return {
+      type: p.type,
+      F1: bestSubtreeF1(decodeText(bytes, contentTypeOf(bytes), true).text, truths.get(p.id)!.main_content),
+    };
+  });
+  const byTypeOracle = typeOrder
+    .map(([t]) => `${t} ${f3(mean(oracle.filter((o) => o.type === t).map((o) => o.F1)))}`)
+    .join(', ');
+  console.log(
+    `RESULT quality-oracle: best single element per page (hindsight) F1 ${f3(mean(oracle.map((o) => o.F1)))}; ${byTypeOracle}`,
+  );
+}
 
 if (process.env.QUALITY_BENCH_COMPARE) {
   const before = JSON.parse(readFileSync(process.env.QUALITY_BENCH_COMPARE, 'utf8')) as Record<

@@ -24,6 +24,7 @@ import {
   summarize,
   summarizeStructure,
 } from '../helpers/wcxb-score.ts';
+import { bestSubtreeF1 } from '../helpers/wcxb-oracle.ts';
 
 const dir = new URL('../fixtures/wcxb-sample/', import.meta.url).pathname;
 const pages = readPages(dir);
@@ -128,6 +129,23 @@ describe('main content quality on the WCXB sample', () => {
     // An item matches the reference's by prefix: converters differ on whether later paragraphs belong to it.
     const s = summarizeStructure([{ pred: '- Plan your time.\n\n  You should plan ahead.', ref: '- Plan your time.' }]);
     assert.equal(s.itemF1, 1);
+  });
+
+  test('bestSubtreeF1: the best one element of the page, scored with hindsight', () => {
+    const html = `<html><head><title>T</title><script>var words = 1;</script></head><body><nav>Home About Contact Shop Blog Careers</nav>
+      <main><div><p>The kettle boils a litre of water in three minutes flat.</p><p>Reviews: five stars from everyone who bought one.</p></div></main></body></html>`;
+    // The truth is the first paragraph: the <p> holding exactly it scores 1.
+    assert.equal(bestSubtreeF1(html, 'The kettle boils a litre of water in three minutes flat.'), 1);
+    // The truth is both paragraphs: their wrapper (the <div>, or <main> around it) scores 1.
+    assert.equal(
+      bestSubtreeF1(
+        html,
+        'The kettle boils a litre of water in three minutes flat. Reviews: five stars from everyone who bought one.',
+      ),
+      1,
+    );
+    // Nothing matches: 0; script text is never a candidate.
+    assert.equal(bestSubtreeF1(html, 'var words'), 0);
   });
 
   test('the sample holds 3 pages of each of the 7 page types, and every scrape succeeded', () => {
