@@ -757,3 +757,19 @@ describe('permalink anchors', () => {
     assert.match(out, /^## See \[Sessions\]\(https:\/\/docs\.example\/en\/ref\/middleware\/#sessions\) and \[§ 4\]/m);
   });
 });
+
+describe('a container with hardly any prose', () => {
+  test("a chapter's table of contents, most of its text, is its content whatever its class", () => {
+    const entries = Array.from(
+      { length: 12 },
+      (_, i) => `<dt><a href="/docs/indexes-${i}.html">11.${i}. Index type number ${i}</a></dt>`,
+    ).join('');
+    const page = `<body><nav><a href="/">Home</a> <a href="/docs">Docs</a></nav><div class="chapter"><h1>Chapter 11. Indexes</h1>
+      <div class="toc"><p><b>Table of Contents</b></p><dl class="toc">${entries}</dl></div>
+      <p>Indexes are a common way to enhance database performance.</p></div><footer>Copyright</footer></body>`;
+    const t = blockText(cleanDocument(parseDocument(page), { onlyMainContent: true }));
+    assert.match(t, /Index type number 0[\s\S]*Index type number 11/);
+    assert.match(t, /enhance database performance/);
+    assert.doesNotMatch(t, /Copyright/);
+  });
+});

@@ -96,8 +96,14 @@ function walk(
     const el = stack.pop()!;
     const ei = m.info.get(el);
     if (!ei) continue;
-    // Most of the content is never boilerplate, but a product's reviews outweighing its description.
-    const big = ei.good > half && ri.good > 0 && !(kind === 'product' && ei.flags & F_COMMENT);
+    // Most of the content is never boilerplate, but a product's reviews outweighing its description;
+    // in a container with hardly any prose (a chapter's table of contents), most of its text.
+    const big =
+      (ei.good > half && ri.good > 0 && !(kind === 'product' && ei.flags & F_COMMENT)) ||
+      (ri.good < SCARCE_PROSE &&
+        ei.text > 0.5 * ri.text &&
+        !(ei.flags & (F_BOILER | F_HEADER | F_AD | F_COMMENT)) &&
+        !CONTROL_TAGS.has(el.name));
     let why = big
       ? 0
       : pageLevelOnly
@@ -146,6 +152,8 @@ const AROUND_LEVELS = 3;
 
 // The prose outside the comments of a thread is its opening post; past this it is an article.
 const THREAD_OPENER = 1500;
+/** Prose below which a container's text, not its prose, says what most of its content is. */
+const SCARCE_PROSE = 500;
 const ARTICLE_OPENER = 500;
 
 const FLAGGED = 1;
