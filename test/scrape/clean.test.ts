@@ -441,6 +441,11 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
     assert.doesNotMatch(t, /Kettle model|also viewed/);
     // Not a product page: no tile is linked by its heading, so the list stays.
     assert.match(main('', body), /Kettle model 1/);
+    // Undeclared, but its URL names a product page (Shopify's /products/, Amazon's /dp/): a product too.
+    for (const url of ['https://shop.example/products/kettle', 'https://www.amazon.example/Kettle/dp/B0D1XD1ZV3'])
+      assert.doesNotMatch(main('', body, url), /Kettle model/, url);
+    // A blog's /p/ or /post/ path says nothing.
+    assert.match(main('', body, 'https://blog.example/p/kettle-review'), /Kettle model 1/);
   });
 
   test('a boilerplate token on most of the blocks is the page builder naming them, not boilerplate', () => {

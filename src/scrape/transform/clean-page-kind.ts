@@ -1,5 +1,5 @@
 // What kind of page this is, from what it declares about itself (schema.org types in JSON-LD or
-// microdata, og:type). The content filter applies some rules only where they fit: a rail of
+// microdata, og:type), else from its URL's shape (only product paths are unambiguous enough). The content filter applies some rules only where they fit: a rail of
 // teaser cards beside an article is boilerplate, the same cards on an index page are the content.
 import type { Measure } from './clean-measure.ts';
 
@@ -21,12 +21,25 @@ const ARTICLE = [
   'og:article',
 ];
 
-export function pageKind(m: Measure): PageKind {
+export function pageKind(m: Measure, url?: string): PageKind {
   const d = m.declared;
   const has = (list: string[]) => list.some((t) => d.has(t));
   if (has(THREAD)) return 'thread';
   if (has(PRODUCT) && (d.has('offer') || d.has('aggregateoffer') || d.has('og:product'))) return 'product';
   if (has(COLLECTION)) return 'collection';
   if (has(ARTICLE)) return 'article';
+  // Undeclared: a URL (the page's, or the one it gives as its own) that names a product page
+  // (Shopify's /products/, Amazon's /dp/, eBay's /itm/ ...).
+  for (const u of url ? [url, ...m.selfUrls] : m.selfUrls) if (PRODUCT_PATH.test(pathOf(u))) return 'product';
   return 'other';
 }
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname.toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
+const PRODUCT_PATH = /\/(products?|dp|pdp|itm|ip)\/[^/]+/;

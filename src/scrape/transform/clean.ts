@@ -174,7 +174,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   }
   if (!onlyMain || !isTag(m.body)) return bodyNodes(m);
 
-  const kind = pageKind(m);
+  const kind = pageKind(m, opts.url);
   const { container, title } = findMain(m, docTitle);
   const isBody = container === m.body;
   const remove = boilerplateIn(m, container, false, kind);
