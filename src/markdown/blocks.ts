@@ -35,7 +35,7 @@ export class BlockWriter {
   protected emitParagraph(text: string): void {
     if (text.indexOf('\n') < 0) {
       const t = text.trim();
-      if (t === '') return;
+      if (t === '' || (t.length < 8 && INVISIBLE.test(t))) return;
       if (this.cell) {
         this.cellParts.push(t);
         return;
@@ -66,7 +66,7 @@ export class BlockWriter {
 
   protected emitHeading(text: string, level: number): void {
     let t = (text.indexOf('\n') >= 0 ? text.replace(/ *\n */g, ' ') : text).trim();
-    if (t === '') return;
+    if (t === '' || (t.length < 8 && INVISIBLE.test(t))) return;
     if (this.cell) {
       this.cellParts.push(t);
       return;
@@ -151,3 +151,6 @@ export class BlockWriter {
     if (this.sep && this.sepDepth > this.depth) this.sep = false;
   }
 }
+
+/** Text of zero-width characters only (a heading's anchor spacer, a layout's filler): nothing a reader sees. */
+const INVISIBLE = /^[\s\u200b-\u200d\u2060\ufeff]+$/;
