@@ -778,3 +778,21 @@ describe('a container with hardly any prose', () => {
     assert.doesNotMatch(t, /Copyright/);
   });
 });
+
+describe('lists of links', () => {
+  const main = (html: string) =>
+    blockText(cleanDocument(parseDocument(html), { onlyMainContent: true, url: 'https://health.example/stress' }));
+  test('a list whose every link goes to another site is a reading list (content); one linking this site is navigation', () => {
+    const studies = ['Stress levels', 'Mood', 'Memory and focus']
+      .map((s, i) => `<li><a href="https://pubmed.example/${i}">${s}</a></li>`)
+      .join('');
+    const nav = ['Stress', 'Sleep', 'Diet']
+      .map((s) => `<li><a href="https://health.example/${s.toLowerCase()}">${s} guides</a></li>`)
+      .join('');
+    const t = main(
+      `<body><article><h1>Breathing</h1>${prose('Breath', 6)}<p>Studies show it helps:</p><ul>${studies}</ul>${prose('More', 4)}<ul>${nav}</ul></article></body>`,
+    );
+    assert.match(t, /Stress levels\nMood\nMemory and focus/);
+    assert.doesNotMatch(t, /Sleep guides/);
+  });
+});

@@ -18,6 +18,7 @@ import {
 } from './clean-classify.ts';
 import { type Info, isAncestor, type Measure } from './clean-measure.ts';
 import type { PageKind } from './clean-page-kind.ts';
+import { siteOf } from './clean-rails.ts';
 
 /** Dropped inside the main content (controls, dialogs). */
 const CONTROL_TAGS = new Set([
@@ -40,7 +41,13 @@ const EDGE_PUNCT = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
 const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
 
 /** Step 5: the boilerplate inside the container (outermost elements only). */
-export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean, kind: PageKind): Element[] {
+export function boilerplateIn(
+  m: Measure,
+  root: Element,
+  pageLevelOnly: boolean,
+  kind: PageKind,
+  site: ReadonlySet<string> = NO_SITE,
+): Element[] {
   const ri = m.info.get(root)!;
   // A forum thread: the comments are the content (the page says it is a thread, or the container is,
   // or is mostly, comments after an opening post; a full article above a longer comment section is
@@ -57,14 +64,14 @@ export function boilerplateIn(m: Measure, root: Element, pageLevelOnly: boolean,
     const opener = kind === 'article' ? ARTICLE_OPENER : THREAD_OPENER;
     forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < opener);
   }
-  const first = walk(m, root, pageLevelOnly, forum, false, kind);
+  const first = walk(m, root, pageLevelOnly, forum, false, kind, site);
   if (pageLevelOnly) return first.remove;
   // A listing (index, grid, link list): what is left once the flagged boilerplate is gone is mostly
   // links, so its link-dense blocks are the items, not navigation.
   const text = ri.text - first.flaggedText;
   const link = ri.link - first.flaggedLink;
   if (text > 0 && link > 0.5 * text && first.remove.length > first.flagged)
-    return walk(m, root, pageLevelOnly, forum, true, kind).remove;
+    return walk(m, root, pageLevelOnly, forum, true, kind, site).remove;
   return first.remove;
 }
 
@@ -83,6 +90,7 @@ function walk(
   forum: boolean,
   listing: boolean,
   kind: PageKind,
+  site: ReadonlySet<string>,
 ): Walk {
   const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
@@ -110,7 +118,7 @@ function walk(
         ? isLayoutBoilerplate(el, ei)
           ? FLAGGED
           : 0
-        : boilerplate(m, el, ei, forum, around);
+        : boilerplate(m, el, ei, forum, around, site);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
     if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
@@ -160,9 +168,16 @@ const FLAGGED = 1;
 const LINK_DENSE = 2;
 
 /** Why an element is boilerplate inside the content: FLAGGED, LINK_DENSE, or 0 when it is not. */
-function boilerplate(m: Measure, el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): number {
+function boilerplate(
+  m: Measure,
+  el: Element,
+  ei: Info,
+  forum: boolean,
+  around: ReadonlySet<string>,
+  site: ReadonlySet<string>,
+): number {
   if (isFlagged(m, el, ei, forum, around)) return FLAGGED;
-  return isLinkDense(el, ei, forum) ? LINK_DENSE : 0;
+  return isLinkDense(el, ei, forum, site) ? LINK_DENSE : 0;
 }
 
 function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): boolean {
@@ -275,7 +290,7 @@ function inRunningText(el: Element): boolean {
   return false;
 }
 
-function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
+function isLinkDense(el: Element, ei: Info, forum: boolean, site: ReadonlySet<string>): boolean {
   // Link-dense blocks; in a thread, short ones are each post's attribution ("user · 2 hours ago").
   if (
     LINK_BLOCK_TAGS.has(el.name) &&
@@ -288,7 +303,28 @@ function isLinkDense(el: Element, ei: Info, forum: boolean): boolean {
     if (el.name === 'span' && inRunningText(el)) return false;
     // A paragraph that is one sentence-long link is content ("Read the report").
     if (el.name === 'p' || el.name === 'span') return ei.link > 0.8 * ei.text && ei.text < 60;
+    // A list whose every link goes to another site is a reading list or the sources, not navigation.
+    if ((el.name === 'ul' || el.name === 'ol') && site.size && linksElsewhere(el, site)) return false;
     return true;
   }
   return false;
+}
+
+const NO_SITE: ReadonlySet<string> = new Set();
+
+/** At least two links, each absolute and to a host outside the page's site. */
+function linksElsewhere(el: Element, site: ReadonlySet<string>): boolean {
+  let n = 0;
+  const stack: Element[] = [el];
+  while (stack.length) {
+    const e = stack.pop()!;
+    if (e.name === 'a') {
+      const host = URL.parse(e.attribs.href ?? '')?.hostname;
+      if (!host || site.has(siteOf(host))) return false;
+      n++;
+      continue;
+    }
+    for (const k of e.children) if (isTag(k)) stack.push(k);
+  }
+  return n >= 2;
 }

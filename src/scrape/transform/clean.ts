@@ -177,15 +177,13 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   const kind = pageKind(m, opts.url);
   const { container, title } = findMain(m, docTitle);
   const isBody = container === m.body;
-  const remove = boilerplateIn(m, container, false, kind);
-  if (title) remove.push(...boilerplateIn(m, title, false, kind));
+  const site = siteHosts(opts.url, m.selfUrls);
+  const remove = boilerplateIn(m, container, false, kind, site);
+  if (title) remove.push(...boilerplateIn(m, title, false, kind, site));
   if (keepsText(m, [container, ...(title ? [title] : [])], remove)) {
     detach(m, remove);
     if (kind !== 'collection' && kind !== 'thread')
-      detach(
-        m,
-        railsIn(m, container, siteHosts(opts.url, m.selfUrls), kind === 'product', kind === 'article', opts.url),
-      );
+      detach(m, railsIn(m, container, site, kind === 'product', kind === 'article', opts.url));
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
     const roots = title ? [title, container] : [container];
     detach(m, permalinkAnchors(roots, opts.url));
