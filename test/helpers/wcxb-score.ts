@@ -139,7 +139,8 @@ export function markdownText(md: string): string {
 
 /**
  * The structure of a markdown document, for checking fidelity against the corpus's main_content_markdown:
- * its heading texts and list item texts (each reduced as markdownText does, lower-cased, whitespace collapsed),
+ * its heading texts and list item texts (each reduced as markdownText does, lower-cased, whitespace collapsed,
+ * curly quotes and en/em dashes made plain: converters differ on them),
  * and whether it has a table and a fenced code block. Lines inside fences are not read.
  */
 export interface MarkdownStructure {
@@ -155,7 +156,8 @@ export function markdownStructure(md: string): MarkdownStructure {
   const clean = (s: string) =>
     norm(markdownText(s))
       .replace(/[\u2018\u2019]/g, "'")
-      .replace(/[\u201c\u201d]/g, '"');
+      .replace(/[\u201c\u201d]/g, '"')
+      .replace(/[\u2013\u2014]/g, '-');
   // The item being read: its lines so far (an item's later paragraphs are indented under it).
   let item: string[] | null = null;
   const endItem = () => {
