@@ -796,3 +796,35 @@ describe('lists of links', () => {
     assert.doesNotMatch(t, /Sleep guides/);
   });
 });
+
+describe('image carousels', () => {
+  const md = (html: string) =>
+    domToMarkdown(cleanDocument(parseDocument(html), { onlyMainContent: true }), { baseUrl: 'https://shop.example/' });
+  test("a tile's photo carousel (every slide one picture linking the same page) keeps its first picture", () => {
+    const slides = (i: number) =>
+      Array.from(
+        { length: 5 },
+        (_, k) => `<li><div><img src="/img/${i}-${k}.jpg" alt="Stove ${i} photo ${k}"></div></li>`,
+      ).join('');
+    const tiles = [1, 2, 3, 4]
+      .map(
+        (i) =>
+          `<li class="tile"><a href="/product/${i}"><ul class="carousel">${slides(i)}</ul></a><a href="/product/${i}">Camp stove ${i}</a><span>$${100 + i}</span></li>`,
+      )
+      .join('');
+    const out = md(`<body><main><h1>Stoves</h1><ul class="grid">${tiles}</ul></main></body>`);
+    assert.match(out, /Stove 1 photo 0/);
+    assert.doesNotMatch(out, /photo [1-4]/);
+    assert.match(out, /Camp stove 4[\s\S]*\$104/);
+    // An article's gallery (pictures linking nothing, or each its own page) keeps every picture.
+    const gallery = [0, 1, 2, 3].map((k) => `<figure><img src="/g/${k}.jpg" alt="Garden view ${k}"></figure>`).join('');
+    const linked = [0, 1, 2, 3]
+      .map((k) => `<li><a href="/photos/${k}"><img src="/p/${k}.jpg" alt="Photo page ${k}"></a></li>`)
+      .join('');
+    const article = md(
+      `<body><article><h1>Garden</h1>${prose('Garden', 6)}<div>${gallery}</div><ul>${linked}</ul></article></body>`,
+    );
+    assert.match(article, /Garden view 0[\s\S]*Garden view 3/);
+    assert.match(article, /Photo page 0[\s\S]*Photo page 3/);
+  });
+});

@@ -19,7 +19,7 @@ import { F_AD, F_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
-import { repeatedBlocks } from './clean-repeats.ts';
+import { carouselSlides, repeatedBlocks } from './clean-repeats.ts';
 import { orphanHeadings, permalinkAnchors } from './clean-headings.ts';
 import {
   detach,
@@ -185,6 +185,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     if (kind !== 'collection' && kind !== 'thread')
       detach(m, railsIn(m, container, site, kind === 'product', kind === 'article', opts.url));
     detach(m, repeatedBlocks(title ? [title, container] : [container]));
+    detach(m, carouselSlides([container]));
     const roots = title ? [title, container] : [container];
     detach(m, permalinkAnchors(roots, opts.url));
     detach(m, orphanHeadings(roots));
