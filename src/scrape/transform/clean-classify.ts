@@ -370,7 +370,6 @@ const T_LOGO = 2048;
 
 const featureCache = new Map<string, number>();
 const STATE_PREFIXES = new Set([
-  'is',
   'has',
   'no',
   'hide',
