@@ -441,11 +441,12 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
     assert.doesNotMatch(t, /Kettle model|also viewed/);
     // Not a product page: no tile is linked by its heading, so the list stays.
     assert.match(main('', body), /Kettle model 1/);
-    // Undeclared, but its URL names a product page (Shopify's /products/, Amazon's /dp/): a product too.
-    for (const url of ['https://shop.example/products/kettle', 'https://www.amazon.example/Kettle/dp/B0D1XD1ZV3'])
+    // Undeclared, but its URL names a product page (Amazon's /dp/, eBay's /itm/): a product too.
+    for (const url of ['https://www.amazon.example/Kettle/dp/B0D1XD1ZV3', 'https://www.ebay.example/itm/276702815108'])
       assert.doesNotMatch(main('', body, url), /Kettle model/, url);
-    // A blog's /p/ or /post/ path says nothing.
-    assert.match(main('', body, 'https://blog.example/p/kettle-review'), /Kettle model 1/);
+    // A blog's /p/ path, or /products/ (software vendors, category pages), says nothing.
+    for (const url of ['https://blog.example/p/kettle-review', 'https://vendor.example/products/analytics'])
+      assert.match(main('', body, url), /Kettle model 1/, url);
   });
 
   test('a boilerplate token on most of the blocks is the page builder naming them, not boilerplate', () => {

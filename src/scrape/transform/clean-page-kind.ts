@@ -1,5 +1,5 @@
 // What kind of page this is, from what it declares about itself (schema.org types in JSON-LD or
-// microdata, og:type), else from its URL's shape (only product paths are unambiguous enough). The content filter applies some rules only where they fit: a rail of
+// microdata, og:type), else from its URL's shape (only a few product paths are unambiguous enough). The content filter applies some rules only where they fit: a rail of
 // teaser cards beside an article is boilerplate, the same cards on an index page are the content.
 import type { Measure } from './clean-measure.ts';
 
@@ -29,7 +29,7 @@ export function pageKind(m: Measure, url?: string): PageKind {
   if (has(COLLECTION)) return 'collection';
   if (has(ARTICLE)) return 'article';
   // Undeclared: a URL (the page's, or the one it gives as its own) that names a product page
-  // (Shopify's /products/, Amazon's /dp/, eBay's /itm/ ...).
+  // (Amazon's /dp/, eBay's /itm/, /pdp/). Not /products/: software vendors and category pages use it too.
   for (const u of url ? [url, ...m.selfUrls] : m.selfUrls) if (PRODUCT_PATH.test(pathOf(u))) return 'product';
   return 'other';
 }
@@ -42,4 +42,4 @@ function pathOf(url: string): string {
   }
 }
 
-const PRODUCT_PATH = /\/(products?|dp|pdp|itm|ip)\/[^/]+/;
+const PRODUCT_PATH = /\/(dp|pdp|itm|gp\/product)\/[^/]+/;
