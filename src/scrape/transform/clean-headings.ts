@@ -9,7 +9,7 @@ const LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6
 /** Elements that are content without text of their own. */
 const MEDIA = new Set(['img', 'picture', 'video', 'audio', 'iframe', 'svg', 'canvas', 'math', 'hr']);
 
-/** The headings in the roots (document order) whose section holds nothing. */
+/** The headings at the end of the roots with nothing after them (their sections were removed chrome). */
 export function orphanHeadings(roots: Element[]): Element[] {
   // The page as a sequence: headings, and "content" marks between them.
   const seq: ({ el: Element; level: number } | null)[] = [];
@@ -35,10 +35,11 @@ export function orphanHeadings(roots: Element[]): Element[] {
   const out: Element[] = [];
   // A page of headings alone is its headings; the page's title (h1) stands alone by nature.
   if (!seq.includes(null)) return out;
-  for (let i = 0; i < seq.length; i++) {
+  // The run of headings at the end, after the last content ("More from us", "Trending", "Subscribe").
+  for (let i = seq.length - 1; i >= 0; i--) {
     const h = seq[i];
-    if (!h || h.level === 1) continue;
-    if (i === seq.length - 1) out.push(h.el);
+    if (!h) break;
+    if (h.level > 1) out.push(h.el);
   }
   return out;
 }
