@@ -831,3 +831,22 @@ describe('image carousels', () => {
     assert.match(article, /Photo page 0[\s\S]*Photo page 3/);
   });
 });
+
+describe('sign-up boxes without a form', () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+  test('a short block around an email field goes; a product card or a hero with the title keeps its field', () => {
+    const box = `<div class="cta"><h3>Get more travel content</h3><p>Subscribe to our free daily newsletter.</p><input type="email" placeholder="Email"><span>Sign up</span></div>`;
+    const t = main(`<body><main><h1>Car rentals</h1>${prose('Rental', 6)}${box}${prose('More', 4)}</main></body>`);
+    assert.match(t, /Rental sentence number 5[\s\S]*More sentence number 3/);
+    assert.doesNotMatch(t, /travel content|daily newsletter/);
+    // A product card's "notify me" field and a hero's "enter your work email" are parts of content.
+    const card = (i: number) =>
+      `<li><h3>Feeder ${i}</h3><p>A bird feeder with a camera, model ${i}.</p><p>Notify me when it is back</p><input type="email"></li>`;
+    const shop = main(`<body><main><h1>Shop</h1><ul>${[1, 2, 3, 4].map(card).join('')}</ul></main></body>`);
+    assert.match(shop, /Feeder 1[\s\S]*Feeder 4/);
+    const hero = main(
+      `<body><main><div class="hero"><h1>Customer service, solved</h1><p>Resolve requests from day one.</p><input type="email" placeholder="Work email"></div>${prose('Feature', 6)}</main></body>`,
+    );
+    assert.match(hero, /^Customer service, solved\nResolve requests from day one/);
+  });
+});

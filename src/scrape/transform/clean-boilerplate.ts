@@ -64,14 +64,15 @@ export function boilerplateIn(
     const opener = kind === 'article' ? ARTICLE_OPENER : THREAD_OPENER;
     forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < opener);
   }
-  const first = walk(m, root, pageLevelOnly, forum, false, kind, site);
+  const signup = signupWidgets(m, root);
+  const first = walk(m, root, pageLevelOnly, forum, false, kind, site, signup);
   if (pageLevelOnly) return first.remove;
   // A listing (index, grid, link list): what is left once the flagged boilerplate is gone is mostly
   // links, so its link-dense blocks are the items, not navigation.
   const text = ri.text - first.flaggedText;
   const link = ri.link - first.flaggedLink;
   if (text > 0 && link > 0.5 * text && first.remove.length > first.flagged)
-    return walk(m, root, pageLevelOnly, forum, true, kind, site).remove;
+    return walk(m, root, pageLevelOnly, forum, true, kind, site, signup).remove;
   return first.remove;
 }
 
@@ -91,6 +92,7 @@ function walk(
   listing: boolean,
   kind: PageKind,
   site: ReadonlySet<string>,
+  signup: ReadonlySet<Element>,
 ): Walk {
   const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
@@ -112,6 +114,14 @@ function walk(
         ei.text > 0.5 * ri.text &&
         !(ei.flags & (F_BOILER | F_HEADER | F_AD | F_COMMENT)) &&
         !CONTROL_TAGS.has(el.name));
+    // A newsletter box built without a <form>: its email field, label, pitch and button.
+    if (signup.has(el) && !big) {
+      w.remove.push(el);
+      w.flagged++;
+      w.flaggedText += ei.text;
+      w.flaggedLink += ei.link;
+      continue;
+    }
     let why = big
       ? 0
       : pageLevelOnly
@@ -327,4 +337,28 @@ function linksElsewhere(el: Element, site: ReadonlySet<string>): boolean {
     for (const k of e.children) if (isTag(k)) stack.push(k);
   }
   return n >= 2;
+}
+
+/** A sign-up or lead widget's text at most (its heading, a line of pitch, the field's label, the button). */
+const SIGNUP_TEXT = 400;
+
+/**
+ * The blocks around the root's email and phone inputs, each the largest ancestor of its input with
+ * under SIGNUP_TEXT characters: a newsletter box built without a <form> (a script sends it).
+ */
+function signupWidgets(m: Measure, root: Element): Set<Element> {
+  const out = new Set<Element>();
+  for (const input of m.contactInputs) {
+    if (!input.parent || !isAncestor(root, input)) continue;
+    let top: Element | null = null;
+    for (let p: ParentNode | null = input.parent; p && p !== root && isTag(p); p = p.parent) {
+      const pi = m.info.get(p);
+      // An item's "notify me" field belongs to the item (a product card), a hero's "enter your email"
+      // to the page's title: both are content.
+      if (!pi || pi.text > SIGNUP_TEXT || pi.h1 > 0 || p.name === 'li' || p.name === 'article') break;
+      top = p;
+    }
+    if (top) out.add(top);
+  }
+  return out;
 }

@@ -73,6 +73,8 @@ export interface Measure {
   controlled: Set<string>;
   /** Ids of radio buttons and checkboxes: a <label> for one names a choice (a colour, a size), not content. */
   choices: Set<string>;
+  /** Inputs asking for an email address or a phone number (sign-up and lead forms, with or without a <form>). */
+  contactInputs: Element[];
 }
 
 function countChars(s: string): number {
@@ -144,6 +146,7 @@ export function measure(
     negative: [],
     controlled: new Set(),
     choices: new Set(),
+    contactInputs: [],
   };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
@@ -196,7 +199,11 @@ export function measure(
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
           const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
-          if (name === 'input' && a.id && CHOICE_INPUTS.has(a.type?.toLowerCase())) m.choices.add(a.id);
+          if (name === 'input') {
+            const type = a.type?.toLowerCase();
+            if (a.id && CHOICE_INPUTS.has(type)) m.choices.add(a.id);
+            else if (type === 'email' || type === 'tel') m.contactInputs.push(child);
+          }
           const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment, f.inNeg);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
           const ci = newInfo(idx++, neg, boost, flags);
