@@ -850,3 +850,18 @@ describe('sign-up boxes without a form', () => {
     assert.match(hero, /^Customer service, solved\nResolve requests from day one/);
   });
 });
+
+describe('disclaimers', () => {
+  test('an affiliate or legal disclaimer classed as one goes; a long section so classed is prose and stays', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    const t = main(
+      `<body><article><h1>Best laptops</h1><p class="disclaimer">Products are chosen independently by our editors.</p>${prose('Laptop', 6)}<div class="affiliate-note"><em>As an associate we earn from qualifying purchases.</em></div></article></body>`,
+    );
+    assert.match(t, /Laptop sentence number 5/);
+    assert.doesNotMatch(t, /chosen independently|qualifying purchases/);
+    const terms = main(
+      `<body><main><h1>Terms</h1><div class="disclaimer">${prose('Liability', 8)}</div></main></body>`,
+    );
+    assert.match(terms, /Liability sentence number 7/);
+  });
+});

@@ -222,6 +222,8 @@ const NEG_TOKENS = new Set([
   'promotion',
   'promotions',
   'promoted',
+  'disclaimer',
+  'affiliate',
   'widget',
   'widgets',
   'newsletter',
