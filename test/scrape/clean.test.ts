@@ -865,3 +865,16 @@ describe('disclaimers', () => {
     assert.match(terms, /Liability sentence number 7/);
   });
 });
+
+describe('links styled as buttons', () => {
+  test('a call-to-action button link goes; one inside a sentence stays', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    const t = main(
+      `<body><article><h1>Solar panels</h1>${prose('Panel', 6)}<div><p>Ready to switch to solar power this year?</p><a class="btn btn-primary" href="/quote">Get a free quote</a></div><div><p>Want to see how the monitoring app works?</p><a role="button" href="/demo">Book a demo</a></div>` +
+        `<p>You can <a class="button" href="/guide.pdf">download the guide</a> and read it offline later, at your own pace.</p></article></body>`,
+    );
+    assert.match(t, /Panel sentence number 5/);
+    assert.doesNotMatch(t, /free quote|Book a demo/);
+    assert.match(t, /You can download the guide and read it offline/);
+  });
+});

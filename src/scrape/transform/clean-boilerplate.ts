@@ -193,6 +193,8 @@ function boilerplate(
 function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: ReadonlySet<string>): boolean {
   const f = ei.flags;
   if (f & F_BOILER || CONTROL_TAGS.has(el.name)) return true;
+  // A link styled as a button is a call to action ("Book a demo", "Get a free quote"), unless a sentence holds it.
+  if (el.name === 'a' && ei.text < BUTTON_TEXT && isButton(el) && !inSentence(m, el, ei)) return true;
   // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
   if (el.name === 'form' && asksForContact(el)) return true;
   // The label of a radio button or checkbox: a choice (a colour, a size, a filter), not the page's text.
@@ -218,6 +220,20 @@ function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: Re
 }
 
 const CONTACT_INPUTS = new Set(['email', 'tel', 'password']);
+const BUTTON_CLASS = /(^|[\s_-])(btn|button|cta)([\s_-]|$)/i;
+const BUTTON_TEXT = 40;
+
+function isButton(a: Element): boolean {
+  return a.attribs.role === 'button' || (!!a.attribs.class && BUTTON_CLASS.test(a.attribs.class));
+}
+
+/** The link sits in a paragraph (or list item) with words of its own around it. */
+function inSentence(m: Measure, el: Element, ei: Info): boolean {
+  const p = el.parent;
+  if (!p || !isTag(p) || (p.name !== 'p' && p.name !== 'li')) return false;
+  const pi = m.info.get(p);
+  return !!pi && pi.text > ei.text + 20;
+}
 
 function asksForContact(form: Element): boolean {
   const stack: Element[] = [form];
