@@ -114,21 +114,16 @@ function walk(
         ei.text > 0.5 * ri.text &&
         !(ei.flags & (F_BOILER | F_HEADER | F_AD | F_COMMENT)) &&
         !CONTROL_TAGS.has(el.name));
-    // A newsletter box built without a <form>: its email field, label, pitch and button.
-    if (signup.has(el) && !big) {
-      w.remove.push(el);
-      w.flagged++;
-      w.flaggedText += ei.text;
-      w.flaggedLink += ei.link;
-      continue;
-    }
     let why = big
       ? 0
-      : pageLevelOnly
-        ? isLayoutBoilerplate(el, ei)
-          ? FLAGGED
-          : 0
-        : boilerplate(m, el, ei, forum, around, site);
+      : // A newsletter box built without a <form>: its email field, label, pitch and button.
+        signup.has(el)
+        ? FLAGGED
+        : pageLevelOnly
+          ? isLayoutBoilerplate(el, ei)
+            ? FLAGGED
+            : 0
+          : boilerplate(m, el, ei, forum, around, site);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
     if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
@@ -197,7 +192,7 @@ function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: Re
   if (el.name === 'a' && ei.text < BUTTON_TEXT && isButton(el) && !inSentence(m, el, ei)) return true;
   // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
   if (el.name === 'form' && asksForContact(el)) return true;
-  // The label of a radio button or checkbox: a choice (a colour, a size, a filter), not the page's text.
+  // The label of a radio button: a choice (a colour, a size), not the page's text.
   if (el.name === 'label' && el.attribs.for && m.choices.has(el.attribs.for)) return true;
   // Inside the content a header is kept when it holds any heading (listing cards link theirs).
   if (f & F_HEADER) return ei.headings === 0;

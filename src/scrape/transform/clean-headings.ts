@@ -1,7 +1,6 @@
 // Headings left with nothing under them once the boilerplate is gone: "Related articles" over a
-// removed rail, "Join our newsletter" over a removed form. A heading introduces what follows it
-// up to the next heading of its level or above; with nothing there, it is a label of removed chrome.
-// And the permalink anchors inside headings ("¶", "#", "🔗" linking the heading itself).
+// removed rail, "Join our newsletter" over a removed form, at the end of the content. And the
+// permalink anchors inside headings ("¶", "#", "🔗" linking the heading itself).
 import { type AnyNode, type Element, isTag, type Text } from 'domhandler';
 import { findAll, findOne, textContent } from 'domutils';
 
@@ -9,39 +8,32 @@ const LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6
 /** Elements that are content without text of their own. */
 const MEDIA = new Set(['img', 'picture', 'video', 'audio', 'iframe', 'svg', 'canvas', 'math', 'hr']);
 
-/** The headings at the end of the roots with nothing after them (their sections were removed chrome). */
+/**
+ * The headings at the end of the roots with nothing after them (their sections were removed chrome):
+ * read backwards from the end until the first content (text, a picture, a linked heading: a tile's title).
+ * None when the roots hold headings only (a page of headings is its headings); never an h1 (the title).
+ */
 export function orphanHeadings(roots: Element[]): Element[] {
-  // The page as a sequence: headings, and "content" marks between them.
-  const seq: ({ el: Element; level: number } | null)[] = [];
-  const visit = (n: AnyNode): void => {
+  const out: Element[] = [];
+  // Reverse document order: the last child is visited first. Iterative (pages nest deeply).
+  const stack: AnyNode[] = [...roots];
+  while (stack.length) {
+    const n = stack.pop()!;
     if (n.type === 'text') {
-      if (/\S/.test((n as Text).data) && seq[seq.length - 1] !== null) seq.push(null);
-      return;
+      if (/\S/.test((n as Text).data)) return out;
+      continue;
     }
-    if (!isTag(n)) return;
+    if (!isTag(n)) continue;
     const level = LEVEL[n.name];
     if (level) {
-      // A linked heading is an item's title (a card, a tile), whatever follows it.
-      seq.push(linked(n) ? null : { el: n, level });
-      return;
+      if (linked(n)) return out;
+      if (level > 1) out.push(n);
+      continue;
     }
-    if (MEDIA.has(n.name)) {
-      if (seq[seq.length - 1] !== null) seq.push(null);
-      return;
-    }
-    for (const k of n.children) visit(k);
-  };
-  for (const r of roots) visit(r);
-  const out: Element[] = [];
-  // A page of headings alone is its headings; the page's title (h1) stands alone by nature.
-  if (!seq.includes(null)) return out;
-  // The run of headings at the end, after the last content ("More from us", "Trending", "Subscribe").
-  for (let i = seq.length - 1; i >= 0; i--) {
-    const h = seq[i];
-    if (!h) break;
-    if (h.level > 1) out.push(h.el);
+    if (MEDIA.has(n.name)) return out;
+    for (const k of n.children) stack.push(k);
   }
-  return out;
+  return [];
 }
 
 function linked(h: Element): boolean {
