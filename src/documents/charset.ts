@@ -76,26 +76,29 @@ export function decodeText(
   const finish = (text: string): string => (source === 'web' ? withoutNul(text) : text);
   if (!encoding) {
     if (source === 'file') return { text: new TextDecoder('utf-8').decode(body), encoding: 'utf-8' };
-    try {
-      return { text: finish(new TextDecoder('utf-8', { fatal: true }).decode(body)), encoding: 'utf-8' };
-    } catch {
-      encoding = 'windows-1252';
-    }
-  }
-  // A Western single-byte label on bytes that are valid UTF-8 with multi-byte characters is a
-  // server's default charset over a UTF-8 page (Apache's AddDefaultCharset ISO-8859-1): windows-1252
-  // text is practically never valid UTF-8 once it has any byte above 0x7F.
-  if (source === 'web' && SINGLE_BYTE_WESTERN.has(encoding) && hasMultibyte(body)) {
-    try {
-      const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-      return { text: finish(hasUtf8C1(body) ? repairMojibake(text) : text), encoding: 'utf-8' };
-    } catch {
-      // not UTF-8: the label is right
-    }
+    const text = validUtf8(body);
+    if (text !== null) return { text: finish(text), encoding: 'utf-8' };
+    encoding = 'windows-1252';
+  } else if (source === 'web' && SINGLE_BYTE_WESTERN.has(encoding) && hasMultibyte(body)) {
+    // A Western single-byte label on bytes that are valid UTF-8 with multi-byte characters is a
+    // server's default charset over a UTF-8 page (Apache's AddDefaultCharset ISO-8859-1): windows-1252
+    // text is practically never valid UTF-8 once it has any byte above 0x7F.
+    const text = validUtf8(body);
+    if (text !== null) return { text: finish(text), encoding: 'utf-8' };
   }
   const text = new TextDecoder(encoding).decode(body);
   const repair = encoding === 'utf-8' && source === 'web' && hasUtf8C1(body);
   return { text: finish(repair ? repairMojibake(text) : text), encoding };
+}
+
+/** The bytes as UTF-8 (double-encoded runs repaired), or null when they are not valid UTF-8. */
+function validUtf8(body: Uint8Array): string | null {
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    return hasUtf8C1(body) ? repairMojibake(text) : text;
+  } catch {
+    return null;
+  }
 }
 
 const SINGLE_BYTE_WESTERN = new Set(['windows-1252', 'iso-8859-15']);

@@ -116,7 +116,7 @@ function walk(
         !CONTROL_TAGS.has(el.name));
     let why = big
       ? 0
-      : // A newsletter box built without a <form>: its email field, label, pitch and button.
+      : // A newsletter or sign-in box built without a <form>: its field, label, pitch and button.
         signup.has(el)
         ? FLAGGED
         : pageLevelOnly
@@ -191,7 +191,7 @@ function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: Re
   // A link styled as a button is a call to action ("Book a demo", "Get a free quote"), unless a sentence holds it.
   if (el.name === 'a' && ei.text < BUTTON_TEXT && isButton(el) && !inSentence(m, el, ei)) return true;
   // A form asking for an email, a phone number or a password: sign-up, lead capture, sign-in.
-  if (el.name === 'form' && asksForContact(el)) return true;
+  if (el.name === 'form' && m.contactInputs.some((input) => isAncestor(el, input))) return true;
   // The label of a radio button: a choice (a colour, a size), not the page's text.
   if (el.name === 'label' && el.attribs.for && m.choices.has(el.attribs.for)) return true;
   // Inside the content a header is kept when it holds any heading (listing cards link theirs).
@@ -214,7 +214,6 @@ function isFlagged(m: Measure, el: Element, ei: Info, forum: boolean, around: Re
   return false;
 }
 
-const CONTACT_INPUTS = new Set(['email', 'tel', 'password']);
 const BUTTON_CLASS = /(^|[\s_-])(btn|button|cta)([\s_-]|$)/i;
 const BUTTON_TEXT = 40;
 
@@ -228,16 +227,6 @@ function inSentence(m: Measure, el: Element, ei: Info): boolean {
   if (!p || !isTag(p) || (p.name !== 'p' && p.name !== 'li')) return false;
   const pi = m.info.get(p);
   return !!pi && pi.text > ei.text + 20;
-}
-
-function asksForContact(form: Element): boolean {
-  const stack: Element[] = [form];
-  while (stack.length) {
-    const e = stack.pop()!;
-    if (e.name === 'input' && CONTACT_INPUTS.has((e.attribs.type ?? '').toLowerCase())) return true;
-    for (const k of e.children) if (isTag(k)) stack.push(k);
-  }
-  return false;
 }
 
 /**
@@ -354,7 +343,7 @@ function linksElsewhere(el: Element, site: ReadonlySet<string>): boolean {
 const SIGNUP_TEXT = 400;
 
 /**
- * The blocks around the root's email and phone inputs, each the largest ancestor of its input with
+ * The blocks around the root's email, phone and password inputs, each the largest ancestor of its input with
  * under SIGNUP_TEXT characters: a newsletter box built without a <form> (a script sends it).
  */
 function signupWidgets(m: Measure, root: Element): Set<Element> {

@@ -71,9 +71,9 @@ export interface Measure {
   negative: Element[];
   /** Ids a disclosure control opens (aria-controls, data-target, data-bs-target): collapsed sections. */
   controlled: Set<string>;
-  /** Ids of radio buttons and checkboxes: a <label> for one names a choice (a colour, a size), not content. */
+  /** Ids of radio buttons: a <label> for one names a choice (a colour, a size), not content. */
   choices: Set<string>;
-  /** Inputs asking for an email address or a phone number (sign-up and lead forms, with or without a <form>). */
+  /** Inputs asking for an email address, a phone number or a password (sign-up, lead and sign-in boxes). */
   contactInputs: Element[];
 }
 
@@ -201,8 +201,9 @@ export function measure(
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
           if (name === 'input') {
             const type = a.type?.toLowerCase();
-            if (a.id && CHOICE_INPUTS.has(type)) m.choices.add(a.id);
-            else if (type === 'email' || type === 'tel') m.contactInputs.push(child);
+            if (type === 'radio') {
+              if (a.id) m.choices.add(a.id);
+            } else if (type && CONTACT_INPUTS.has(type)) m.contactInputs.push(child);
           }
           const neg = (f.info ? f.info.neg : 1) * penalty(flags, f.inComment, f.inNeg);
           const boost = (f.info ? f.info.boost : 0) | boosts(flags);
@@ -358,7 +359,7 @@ function readHead(head: Element, m: Measure): void {
 }
 
 const WS = /\s+/;
-const CHOICE_INPUTS = new Set(['radio']);
+const CONTACT_INPUTS = new Set(['email', 'tel', 'password']);
 const LD_TYPE = /"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")/g;
 const QUOTED = /"([^"]+)"/g;
 

@@ -1,6 +1,7 @@
 // What kind of page this is, from what it declares about itself (schema.org types in JSON-LD or
-// microdata, og:type), else from its URL's shape (only a few product paths are unambiguous enough). The content filter applies some rules only where they fit: a rail of
-// teaser cards beside an article is boilerplate, the same cards on an index page are the content.
+// microdata, og:type), else from its URL's shape (only a few product paths are unambiguous enough).
+// The content filter applies some rules only where they fit: a rail of teaser cards beside an
+// article is boilerplate, the same cards on an index page are the content.
 import type { Measure } from './clean-measure.ts';
 
 export type PageKind = 'article' | 'product' | 'thread' | 'collection' | 'other';
@@ -30,16 +31,9 @@ export function pageKind(m: Measure, url?: string): PageKind {
   if (has(ARTICLE)) return 'article';
   // Undeclared: a URL (the page's, or the one it gives as its own) that names a product page
   // (Amazon's /dp/, eBay's /itm/, /pdp/). Not /products/: software vendors and category pages use it too.
-  for (const u of url ? [url, ...m.selfUrls] : m.selfUrls) if (PRODUCT_PATH.test(pathOf(u))) return 'product';
+  for (const u of url ? [url, ...m.selfUrls] : m.selfUrls)
+    if (PRODUCT_PATH.test(URL.parse(u)?.pathname.toLowerCase() ?? '')) return 'product';
   return 'other';
-}
-
-function pathOf(url: string): string {
-  try {
-    return new URL(url).pathname.toLowerCase();
-  } catch {
-    return '';
-  }
 }
 
 const PRODUCT_PATH = /\/(dp|pdp|itm|gp\/product)\/[^/]+/;

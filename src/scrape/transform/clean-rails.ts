@@ -43,17 +43,17 @@ export function railsIn(
 ): Element[] {
   const ri = m.info.get(root);
   if (!ri || ri.good < KEEP_PROSE) return [];
-  let base = 'http://x/';
-  let under: string | null = null;
-  try {
-    const u = new URL(url ?? '');
-    base = u.href;
-    const path = u.pathname.endsWith('/') ? u.pathname : u.pathname + '/';
-    if (path !== '/') under = path;
-  } catch {
-    // no URL: relative links are this site's, nothing is "below" the page
-  }
-  const cx: RailContext = { m, site, product, article, base, under };
+  // Without a URL, relative links are this site's and nothing is "below" the page.
+  const page = url ? URL.parse(url) : null;
+  const folder = page ? (page.pathname.endsWith('/') ? page.pathname : page.pathname + '/') : '/';
+  const cx: RailContext = {
+    m,
+    site,
+    product,
+    article,
+    base: page?.href ?? 'http://x/',
+    under: folder === '/' ? null : folder,
+  };
   const rails: Element[] = [];
   let railGood = 0;
   let railText = 0;
@@ -156,12 +156,8 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
  */
 function isOtherPageOfSite(href: string, cx: RailContext): boolean {
   if (href.includes('#')) return false;
-  let url: URL;
-  try {
-    url = new URL(href, cx.base);
-  } catch {
-    return false;
-  }
+  const url = URL.parse(href, cx.base);
+  if (!url) return false;
   // Relative links are this site's ("//host/..." is not relative; "mailto:" and "javascript:" are no page).
   if ((href.startsWith('//') || SCHEME.test(href)) && !cx.site.has(siteOf(url.hostname))) return false;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;

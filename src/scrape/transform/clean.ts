@@ -184,12 +184,12 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     detach(m, remove);
     if (kind !== 'collection' && kind !== 'thread')
       detach(m, railsIn(m, container, site, kind === 'product', kind === 'article', opts.url));
-    detach(m, repeatedBlocks(title ? [title, container] : [container]));
-    detach(m, carouselSlides([container]));
     const roots = title ? [title, container] : [container];
+    detach(m, repeatedBlocks(roots));
+    detach(m, carouselSlides([container]));
     detach(m, permalinkAnchors(roots, opts.url));
     detach(m, orphanHeadings(roots));
-    return isBody ? [...container.children] : title ? [title, container] : [container];
+    return isBody ? [...container.children] : roots;
   }
   // Never empty when the page has text: the body without its page-level header/nav/footer/aside,
   // else the whole body.
