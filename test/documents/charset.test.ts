@@ -26,8 +26,9 @@ describe('decodeText', () => {
     assert.equal(decodeText(bytes, 'text/plain; charset=ISO-8859-1', false, 'file').text, 'Ã©');
   });
 
-  test('double-encoded UTF-8 in a web page is repaired', () => {
+  test('double-encoded UTF-8 in a web page is repaired, whether the page declares UTF-8 or nothing', () => {
     const page = `<p>${latin1Of('Logitech’s mouse — 10 € 😀')}</p>`;
+    assert.equal(decodeText(Buffer.from(page, 'utf8'), 'text/html', true).text, '<p>Logitech’s mouse — 10 € 😀</p>');
     assert.equal(
       decodeText(Buffer.from(page, 'utf8'), 'text/html; charset=utf-8', true).text,
       '<p>Logitech’s mouse — 10 € 😀</p>',
