@@ -70,6 +70,9 @@ const SKIP = -1; // the element was handled whole (or dropped): do not descend
 
 const SCRIPT_URL = /^(?:javascript|vbscript):/i;
 
+/** Kinds whose elements run inline with their neighbours (spans, emphasis, links). */
+const RUN_KINDS = new Set([K_INLINE, K_STRONG, K_EM, K_DEL, K_A]);
+
 class Converter extends ListWriter implements CellRenderer {
   /** Passed from enter() to the matching exit(). */
   private aux = 0;
@@ -131,13 +134,7 @@ class Converter extends ListWriter implements CellRenderer {
     if (k === K_DROP) return SKIP;
     const a = el.attribs;
     if (isHidden(a)) return SKIP;
-    if (
-      (k === K_INLINE || (k >= K_STRONG && k <= K_A)) &&
-      el.prev !== null &&
-      el.prev.type === 'tag' &&
-      !this.lastSpace
-    )
-      this.separateAdjacent(el);
+    if (!this.lastSpace && el.prev !== null && el.prev.type === 'tag' && RUN_KINDS.has(k)) this.separateAdjacent(el);
     switch (k) {
       case K_INLINE:
         return X_NONE;
