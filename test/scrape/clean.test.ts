@@ -878,3 +878,119 @@ describe('links styled as buttons', () => {
     assert.match(t, /You can download the guide and read it offline/);
   });
 });
+
+describe("what the page's own stylesheet hides", () => {
+  const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+  const sheet = `<style>
+    .x9{display:none} .wrap .q2{display:none !important}
+    .k7{height:1px;left:-2000px;overflow:hidden;position:absolute;top:auto;width:1px}
+    .tab{display:none} .tab.active{display:block}
+    .hidden{display:none} @media (min-width:1024px){.lg\\:block{display:block}} @media (max-width:600px){.wide{display:none}}
+    .faq-answer{display:none}
+  </style><style media="print">.screen-only{display:none}</style>`;
+
+  test('decoy letters (display:none, or moved off screen) go; a label reads as a reader sees it', () => {
+    const label = `<p class="label">${[...'Sponsored'].map((c, i) => `<span>${c}</span><span class="${i % 2 ? 'x9' : 'k7'}">decoy${i}-3f9a</span>`).join('')}</p>`;
+    const t = main(
+      `<html><head>${sheet}</head><body><article><h1>Kettle</h1>${prose('Body', 6)}${label}</article></body></html>`,
+    );
+    assert.match(t, /Body sentence number 5/);
+    assert.doesNotMatch(t, /decoy/);
+    assert.match(t, /S\s*p\s*o\s*n\s*s\s*o\s*r\s*e\s*d/);
+  });
+
+  test('a selector of classes applies where its ancestors match; a shown, responsive or print-only class stays', () => {
+    const t = main(
+      `<html><head>${sheet}</head><body><article><h1>Kettle</h1>${prose('Body', 6)}` +
+        `<div class="wrap"><p><span class="q2">inside wrap</span> after</p></div><p><span class="q2">outside wrap</span></p>` +
+        `<p class="tab">a tab shown when active</p><p class="hidden lg:block">shown on a desktop screen</p>` +
+        `<p class="wide">hidden on a phone only</p><p class="screen-only">hidden when printed</p></article></body></html>`,
+    );
+    assert.doesNotMatch(t, /inside wrap/);
+    for (const kept of [
+      'outside wrap',
+      'a tab shown',
+      'shown on a desktop',
+      'hidden on a phone',
+      'hidden when printed',
+    ])
+      assert.match(t, new RegExp(kept), kept);
+  });
+
+  test("a collapsed answer (prose the stylesheet hides until opened) stays: it is the page's content", () => {
+    const faq = [1, 2, 3]
+      .map(
+        (i) =>
+          `<div class="faq"><h3>Question ${i}?</h3><div class="faq-answer"><p>Answer ${i}: the kettle boils a litre of water in about three minutes.</p></div></div>`,
+      )
+      .join('');
+    const t = main(
+      `<html><head>${sheet}</head><body><article><h1>Kettle</h1>${prose('Body', 4)}${faq}</article></body></html>`,
+    );
+    assert.match(t, /Answer 1: the kettle[\s\S]*Answer 3/);
+  });
+});
+
+describe("a select's options", () => {
+  test('are not text the page shows: a lead form with a long country list still goes', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    const options = Array.from({ length: 120 }, (_, i) => `<option value="c${i}">Country number ${i}</option>`).join(
+      '',
+    );
+    const form = `<form><label>Work email</label><input type="email"><label>Country</label><select>${options}</select><textarea>Tell us about your fleet, your drivers and the vehicles you rent out every week.</textarea></form>`;
+    const t = main(`<body><main><h1>Rental guide</h1>${prose('Guide', 3)}${form}</main></body>`);
+    assert.match(t, /Guide sentence number 2/);
+    assert.doesNotMatch(t, /Work email|Country/);
+  });
+});
+
+describe('tiles of a grid', () => {
+  test('a tile that is mostly its link stays when its grid, with prices and blurbs, is not link-dense', () => {
+    const main = (html: string) => blockText(cleanDocument(parseDocument(html), { onlyMainContent: true }));
+    const tile = (i: number) =>
+      i % 2
+        ? `<div class="thumb"><a href="/pot-${i}">Gray cathedral pot and saucer, ${i} inches wide</a><span>$3${i}</span></div>`
+        : `<div class="thumb"><a href="/pot-${i}">Pot ${i}</a><p>On sale this week: a glazed terracotta pot with its saucer.</p></div>`;
+    const grid = `<div class="grid">${Array.from({ length: 8 }, (_, i) => tile(i)).join('')}</div>`;
+    const t = main(`<body><main><h1>Indoor pottery</h1>${prose('About', 6)}${grid}</main></body>`);
+    assert.match(t, /About sentence number 5/);
+    assert.match(t, /Gray cathedral pot and saucer, 1 inches[\s\S]*Pot 6[\s\S]*7 inches wide/);
+  });
+});
+
+describe('product pages with little prose', () => {
+  const main = (head: string, body: string) =>
+    blockText(
+      cleanDocument(parseDocument(`<html><head>${head}</head><body>${body}</body></html>`), {
+        onlyMainContent: true,
+        url: 'https://shop.example/p/1',
+      }),
+    );
+  const product = '<script type="application/ld+json">{"@type":"Product","offers":{"@type":"Offer"}}</script>';
+  // A card linked by a link laid over it (no text of its own), its title an unlinked heading.
+  const card = (i: number) =>
+    `<li><section><img src="/t${i}.jpg" alt=""><h3>Ladies blouse number ${i}, floral, size 10</h3><span>$${8 + i}.03</span><span>+ $23.51 delivery</span></section><a aria-label="Blouse ${i}" href="https://shop.example/itm/${100 + i}"></a></li>`;
+  const carousel = (title: string) =>
+    `<div><h2>${title}</h2><ul class="carousel__list">${[1, 2, 3, 4, 5, 6].map(card).join('')}</ul></div>`;
+  const item = `<div><h1>Three-pack ladies top, black, white and green, size 6</h1><p>GBP 12.00</p><p>Condition: not specified</p><p>Delivery: varies</p><p>Returns: seller does not accept returns</p><p>Item location: Leeds, United Kingdom; ships to the United States</p></div>`;
+
+  test('recommendation carousels go even when the product itself has under 500 characters of prose', () => {
+    const t = main(
+      product,
+      `<main>${item}${carousel('Similar items')}${carousel('People who viewed this item also viewed')}</main>`,
+    );
+    assert.match(t, /Three-pack ladies top[\s\S]*Returns: seller/);
+    assert.doesNotMatch(t, /Ladies blouse|Similar items|also viewed/);
+  });
+
+  test('a page declaring a list and many products is a collection: its tiles are the content', () => {
+    const list =
+      '<script type="application/ld+json">{"@type":"ItemList","itemListElement":[' +
+      [1, 2, 3, 4]
+        .map((i) => `{"@type":"ListItem","item":{"@type":"Product","name":"P${i}","offers":{"@type":"Offer"}}}`)
+        .join(',') +
+      ']}</script>';
+    const t = main(list, `<main><h1>Blouses</h1>${prose('Blouses', 3)}${carousel('All blouses')}</main>`);
+    assert.match(t, /Ladies blouse number 1[\s\S]*Ladies blouse number 6/);
+  });
+});

@@ -98,6 +98,7 @@ function walk(
   const half = 0.5 * ri.good;
   const w: Walk = { remove: [], flagged: 0, flaggedText: 0, flaggedLink: 0 };
   const grids = new Set<Element>();
+  const notGrids = new Set<Element>();
   // The container sits inside a "widget" (a page builder's block): its inner widgets are its parts.
   const around = negTokensAround(root, AROUND_LEVELS);
   const stack: Element[] = [];
@@ -126,7 +127,14 @@ function walk(
           : boilerplate(m, el, ei, forum, around, site);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
-    if (why === LINK_DENSE && (inside(grids, el, root) || (isItemGrid(m, el, ri) && grids.add(el)))) why = 0;
+    // A tile may be link-dense where its grid is not (prices and blurbs beside the links): its parent is the grid.
+    if (
+      why === LINK_DENSE &&
+      (inside(grids, el, root) ||
+        (isItemGrid(m, el, ri) && grids.add(el)) ||
+        tileOfGrid(m, el, root, ri, kind, grids, notGrids))
+    )
+      why = 0;
     if (why && !(listing && why === LINK_DENSE)) {
       w.remove.push(el);
       if (why === FLAGGED) {
@@ -287,6 +295,41 @@ function isItemGrid(m: Measure, el: Element, ri: Info): boolean {
     }
     return text / kids.length >= GRID_ITEM_TEXT;
   }
+  return false;
+}
+
+/** A tile of a grid: at most this much text, and this share of the grid's. */
+const TILE_TEXT = 500;
+const TILE_SHARE = 0.4;
+
+/**
+ * Whether el's parent (below the container) is a grid of item tiles; memoised both ways. On a product page only
+ * a grid holding most of the container: a smaller one is what other customers bought.
+ */
+function tileOfGrid(
+  m: Measure,
+  el: Element,
+  root: Element,
+  ri: Info,
+  kind: PageKind,
+  grids: Set<Element>,
+  notGrids: Set<Element>,
+): boolean {
+  const p = el.parent;
+  if (!p || p === root || !isTag(p) || notGrids.has(p)) return false;
+  if (grids.has(p)) return true;
+  if (m.info.get(el)!.text > TILE_TEXT) return false;
+  const pi = m.info.get(p)!;
+  if (
+    isItemGrid(m, p, ri) &&
+    (kind !== 'product' || pi.text > 0.5 * ri.text) &&
+    // Tiles are alike: none holds much of the grid (a page's sections in one wrapper are no grid).
+    p.children.every((k) => !isTag(k) || (m.info.get(k)?.text ?? 0) <= TILE_SHARE * pi.text)
+  ) {
+    grids.add(p);
+    return true;
+  }
+  notGrids.add(p);
   return false;
 }
 

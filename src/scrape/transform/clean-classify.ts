@@ -1,6 +1,7 @@
 // What the content filter knows about one element from its tag, role and class/id tokens: the
 // vocabulary, the flags (boilerplate, header, ad, hidden, semantic ...) and the penalties and
 // boosts they give the prose inside. Class/id matching is on tokens, never substrings.
+import { type PageStyles, hiddenByStylesheet } from './clean-stylesheet.ts';
 import type { Element } from 'domhandler';
 
 // Vocabulary
@@ -351,6 +352,7 @@ export const F_AD = 128; // ad / consent / popup by tokens or attributes
 export const F_SR_ONLY = 256;
 export const F_HIDDEN = 512;
 export const F_LOGO = 1024; // logo/brand/site-title tokens
+export const F_SHEET_HIDDEN = 2048; // hidden by the page's stylesheet (with F_HIDDEN)
 
 const CAMEL = /([a-z0-9])([A-Z])/g;
 const SPLIT = /[^a-z0-9]+/;
@@ -483,7 +485,13 @@ const HIDDEN_STYLE = /(display\s*:\s*none|visibility\s*:\s*hidden)/i;
  * The element's flags (F_*). `ignored`: boilerplate tokens that mark nothing on this page (its
  * naming scheme: a page builder classes every block "widget").
  */
-export function classify(el: Element, name: string, blockAds: boolean, ignored?: ReadonlySet<string>): number {
+export function classify(
+  el: Element,
+  name: string,
+  blockAds: boolean,
+  ignored?: ReadonlySet<string>,
+  styles?: PageStyles,
+): number {
   let flags = 0;
   if (BOILER_TAGS.has(name)) flags |= F_BOILER;
   else if (name === 'header') flags |= F_HEADER;
@@ -505,6 +513,11 @@ export function classify(el: Element, name: string, blockAds: boolean, ignored?:
   )
     flags |= F_HIDDEN;
   else if (a.style && HIDDEN_STYLE.test(a.style)) flags |= F_HIDDEN;
+  if (styles && a.class && (styles.hidden.size || styles.visuallyHidden.size)) {
+    const hidden = hiddenByStylesheet(styles, el);
+    if (hidden === 'hidden') flags |= F_HIDDEN | F_SHEET_HIDDEN;
+    else if (hidden === 'visually') flags |= F_SR_ONLY;
+  }
   if (name === 'ins' || name.startsWith('amp-')) {
     if (
       (a.class ?? '').includes('adsbygoogle') ||

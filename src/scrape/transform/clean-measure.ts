@@ -25,6 +25,7 @@ import {
   elementNegTokens,
   penalty,
 } from './clean-classify.ts';
+import { type PageStyles, emptyPageStyles, readStylesheet } from './clean-stylesheet.ts';
 
 export interface Info {
   idx: number;
@@ -63,8 +64,8 @@ export interface Measure {
   comments: Element[];
   /** Dropped <noscript> elements, each with its parent and the index it had among the kept children. */
   noscripts: { el: Element; parent: ParentNode; at: number }[];
-  /** What the page says it is: schema.org types (JSON-LD @type, microdata itemtype) and og:type, lowercased. */
-  declared: Set<string>;
+  /** What the page says it is: schema.org types (JSON-LD @type, microdata itemtype) and og:type, lowercased, with how often. */
+  declared: Map<string, number>;
   /** The URLs the page gives as its own (link rel=canonical, og:url). */
   selfUrls: string[];
   /** Elements flagged F_NEG by their class or id, in document order. */
@@ -75,6 +76,8 @@ export interface Measure {
   choices: Set<string>;
   /** Inputs asking for an email address, a phone number or a password (sign-up, lead and sign-in boxes). */
   contactInputs: Element[];
+  /** What the page's <style> elements hide (read as the walk meets them; kept for a second walk). */
+  styles: PageStyles;
 }
 
 function countChars(s: string): number {
@@ -103,6 +106,8 @@ interface Frame {
   inComment: boolean;
   /** Inside an element with boilerplate classes (F_NEG). */
   inNeg: boolean;
+  /** Inside a form control whose text is not shown as text (a select's options). */
+  muted: boolean;
 }
 
 function newInfo(idx: number, neg: number, boost: number, flags: number): Info {
@@ -130,6 +135,7 @@ export function measure(
   excluded: Set<Element>,
   blockAds: boolean,
   ignored?: ReadonlySet<string>,
+  styles: PageStyles = emptyPageStyles(),
 ): Measure {
   const info = new Map<Element, Info>();
   const m: Measure = {
@@ -141,12 +147,13 @@ export function measure(
     removable: [],
     comments: [],
     noscripts: [],
-    declared: new Set(),
+    declared: new Map(),
     selfUrls: [],
     negative: [],
     controlled: new Set(),
     choices: new Set(),
     contactInputs: [],
+    styles,
   };
   const checkExcluded = excluded.size > 0;
   let idx = 0;
@@ -163,6 +170,7 @@ export function measure(
       marked: false,
       inComment: false,
       inNeg: false,
+      muted: false,
     },
   ];
   let depth = 0;
@@ -173,7 +181,7 @@ export function measure(
       const child = children[f.i++];
       let drop = false;
       if (child.type === 'text') {
-        const n = countChars((child as Text).data);
+        const n = f.muted ? 0 : countChars((child as Text).data);
         if (n) {
           if (f.info) {
             f.info.text += n;
@@ -192,8 +200,9 @@ export function measure(
           if (name === 'noscript') m.noscripts.push({ el: child, parent: f.el, at: f.kept ? f.kept.length : f.i - 1 });
           else if (name === 'script' && child.attribs.type?.includes('ld+json')) declaredInJsonLd(child, m.declared);
           else if (name === 'head') readHead(child, m);
+          else if (name === 'style') readStyleElement(child, m.styles);
         } else {
-          const flags = classify(child, name, blockAds, ignored);
+          const flags = classify(child, name, blockAds, ignored, m.styles);
           if (flags & F_NEG) m.negative.push(child);
           const a = child.attribs;
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
@@ -234,6 +243,7 @@ export function measure(
                 marked,
                 inComment: false,
                 inNeg: false,
+                muted: false,
               }),
             );
           g.el = child;
@@ -245,6 +255,7 @@ export function measure(
           g.marked = marked;
           g.inComment = f.inComment || comment;
           g.inNeg = f.inNeg || !!(flags & F_NEG);
+          g.muted = f.muted || MUTED_TAGS.has(name);
         }
       } else if (child.type === 'comment' || child.type === 'directive') drop = true;
       if (drop) {
@@ -349,32 +360,46 @@ function readHead(head: Element, m: Measure): void {
       if (!isTag(k)) continue;
       const a = k.attribs;
       if (k.name === 'meta' && a.content) {
-        if (a.property === 'og:type') m.declared.add('og:' + a.content.trim().toLowerCase());
+        if (a.property === 'og:type') declare(m.declared, 'og:' + a.content.trim().toLowerCase());
         else if (a.property === 'og:url') m.selfUrls.push(a.content);
       } else if (k.name === 'link' && a.href && a.rel?.toLowerCase() === 'canonical') m.selfUrls.push(a.href);
       else if (k.name === 'script' && a.type?.includes('ld+json')) declaredInJsonLd(k, m.declared);
-      else if (k.children.length && k.name !== 'script' && k.name !== 'style') stack.push(k);
+      else if (k.name === 'style') readStyleElement(k, m.styles);
+      else if (k.children.length && k.name !== 'script') stack.push(k);
     }
   }
 }
 
 const WS = /\s+/;
+/** Controls whose text a reader does not see as text (a select's every option; a text area's default): not measured. */
+const MUTED_TAGS = new Set(['select', 'datalist', 'textarea']);
 const CONTACT_INPUTS = new Set(['email', 'tel', 'password']);
 const LD_TYPE = /"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")/g;
 const QUOTED = /"([^"]+)"/g;
 
+function readStyleElement(style: Element, into: PageStyles): void {
+  const media = style.attribs.media;
+  // A sheet for print or some screens only hides conditionally.
+  if (media && media.trim().toLowerCase() !== 'all' && media.trim().toLowerCase() !== 'screen') return;
+  for (const k of style.children) if (k.type === 'text') readStylesheet((k as Text).data, into);
+}
+
 /** The @type values of a JSON-LD script (a regex over its text: a page's type needs no JSON parse). */
-function declaredInJsonLd(script: Element, out: Set<string>): void {
+function declaredInJsonLd(script: Element, out: Map<string, number>): void {
   for (const k of script.children) {
     if (k.type !== 'text') continue;
     for (const t of (k as Text).data.matchAll(LD_TYPE))
-      for (const q of t[1].matchAll(QUOTED)) out.add(q[1].toLowerCase().replace(/^.*[/:]/, ''));
+      for (const q of t[1].matchAll(QUOTED)) declare(out, q[1].toLowerCase().replace(/^.*[/:]/, ''));
   }
 }
 
+function declare(out: Map<string, number>, type: string): void {
+  out.set(type, (out.get(type) ?? 0) + 1);
+}
+
 /** "https://schema.org/Product" (space-separated, any host) → "product". */
-function declaredInItemtype(value: string, out: Set<string>): void {
-  for (const v of value.split(/\s+/)) if (v) out.add(v.toLowerCase().replace(/^.*\//, ''));
+function declaredInItemtype(value: string, out: Map<string, number>): void {
+  for (const v of value.split(/\s+/)) if (v) declare(out, v.toLowerCase().replace(/^.*\//, ''));
 }
 
 /**

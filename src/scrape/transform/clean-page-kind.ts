@@ -26,7 +26,10 @@ export function pageKind(m: Measure, url?: string): PageKind {
   const d = m.declared;
   const has = (list: string[]) => list.some((t) => d.has(t));
   if (has(THREAD)) return 'thread';
-  if (has(PRODUCT) && (d.has('offer') || d.has('aggregateoffer') || d.has('og:product'))) return 'product';
+  // A category page may declare each of its tiles a Product: many products in a list are a collection.
+  const products = PRODUCT.reduce((n, t) => n + (d.get(t) ?? 0), 0);
+  if (has(COLLECTION) && products >= MANY_PRODUCTS) return 'collection';
+  if (products && (d.has('offer') || d.has('aggregateoffer') || d.has('og:product'))) return 'product';
   if (has(COLLECTION)) return 'collection';
   if (has(ARTICLE)) return 'article';
   // Undeclared: a URL (the page's, or the one it gives as its own) that names a product page
@@ -35,5 +38,8 @@ export function pageKind(m: Measure, url?: string): PageKind {
     if (PRODUCT_PATH.test(URL.parse(u)?.pathname.toLowerCase() ?? '')) return 'product';
   return 'other';
 }
+
+/** Products declared on a page that also declares a list: the list's items, not the page's one product. */
+const MANY_PRODUCTS = 3;
 
 const PRODUCT_PATH = /\/(dp|pdp|itm|gp\/product)\/[^/]+/;

@@ -14,6 +14,8 @@ const CARD_TEXT = 700;
 const MIN_CARDS = 2;
 /** A rail goes when at least this much prose stays outside every rail (and, on an article, comes before it). */
 const KEEP_PROSE = 500;
+/** On a product page, what must stay outside the rails (characters of text: a name, a price, a few specs). */
+const PRODUCT_KEEP = 200;
 /** ... and the rails hold less than this share of the container's text. */
 const RAIL_SHARE = 0.5;
 /** A heading just before a rail, this short, is its title ("Related articles"). */
@@ -42,7 +44,7 @@ export function railsIn(
   url: string | undefined,
 ): Element[] {
   const ri = m.info.get(root);
-  if (!ri || ri.good < KEEP_PROSE) return [];
+  if (!ri || (product ? ri.text < PRODUCT_KEEP : ri.good < KEEP_PROSE)) return [];
   // Without a URL, relative links are this site's and nothing is "below" the page.
   const page = url ? URL.parse(url) : null;
   const folder = page ? (page.pathname.endsWith('/') ? page.pathname : page.pathname + '/') : '/';
@@ -69,7 +71,11 @@ export function railsIn(
     }
     for (const k of el.children) if (isTag(k) && !HEADING.test(k.name) && k.name !== 'pre') stack.push(k);
   }
-  if (!rails.length || ri.good - railGood < KEEP_PROSE || railText > RAIL_SHARE * ri.text) return [];
+  if (
+    !rails.length ||
+    (product ? ri.text - railText < PRODUCT_KEEP : ri.good - railGood < KEEP_PROSE || railText > RAIL_SHARE * ri.text)
+  )
+    return [];
   const out: Element[] = [];
   for (const r of rails) {
     out.push(r);

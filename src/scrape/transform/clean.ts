@@ -15,7 +15,7 @@ import {
 import { findOne, textContent } from 'domutils';
 import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
-import { F_AD, F_HIDDEN } from './clean-classify.ts';
+import { F_AD, F_HIDDEN, F_SHEET_HIDDEN } from './clean-classify.ts';
 import { bodyNodes, findMain } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
@@ -136,10 +136,10 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   let m = measure(doc, excluded, blockAds);
   if (noscriptHoldsPage(m)) {
     unwrapNoscripts(m);
-    m = measure(doc, excluded, blockAds);
+    m = measure(doc, excluded, blockAds, undefined, m.styles);
   }
   const ubiquitous = ubiquitousNegTokens(m);
-  if (ubiquitous.size) m = measure(doc, excluded, blockAds, ubiquitous);
+  if (ubiquitous.size) m = measure(doc, excluded, blockAds, ubiquitous, m.styles);
   const included = include.length ? select(include, doc, 'includeTags') : null;
 
   // Hidden elements and ads: removed unless they hold most of the page or contain an explicit include.
@@ -220,9 +220,12 @@ const AD_PROSE = 1000;
  */
 function collapsed(m: Measure, el: Element, ei: Info): boolean {
   const a = el.attribs;
+  if (ei.flags & F_AD) return false;
+  // A stylesheet hides an accordion's answers as well as decoy letters: what holds prose is left to the
+  // content filter as if shown; only what has none (labels, decoys, empty states) goes here.
+  if (ei.flags & F_SHEET_HIDDEN && ei.good >= SHEET_HIDDEN_PROSE) return true;
   return (
     !!(ei.flags & F_HIDDEN) &&
-    !(ei.flags & F_AD) &&
     ei.neg >= 0.5 &&
     ((!!a.id && m.controlled.has(a.id)) || hiddenProse(el, ei)) &&
     // Dialogs, popovers and menus a control opens are not the page's text.
@@ -245,6 +248,8 @@ function hiddenProse(el: Element, ei: Info): boolean {
   );
 }
 const HIDDEN_PROSE = 300;
+/** Prose in an element the page's stylesheet hides: a collapsed answer, not a decoy or a label. */
+const SHEET_HIDDEN_PROSE = 40;
 const OVERLAY_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'menubar', 'listbox', 'tooltip', 'navigation']);
 
 /**
