@@ -9,6 +9,9 @@ import type { LiveInput } from './live-input.ts';
 /** What the screencast asks of Chromium: JPEG frames of at most this size, every frame. */
 export const SCREENCAST = { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 } as const;
 
+/** How long a new screencast may stay silent before a screenshot stands in as its first frame. */
+const STAND_IN_AFTER_MS = 500;
+
 /** The shown page's viewport in CSS pixels (input positions are scaled to it). */
 export interface Viewport {
   width: number;
@@ -176,8 +179,7 @@ export class LiveView {
         jpeg: Buffer.from(data, 'base64'),
         viewport: { width: metadata.deviceWidth, height: metadata.deviceHeight },
       };
-      this.#last = frame;
-      for (const viewer of this.#viewers) viewer.frame(frame.jpeg, frame.viewport);
+      this.#show(frame);
     });
     if (!this.#followed.has(page)) {
       this.#followed.add(page);
@@ -188,6 +190,32 @@ export class LiveView {
       });
     }
     await cdp.send('Page.startScreencast', SCREENCAST);
+    this.#standInFrame(cdp);
+  }
+
+  #show(frame: { jpeg: Buffer; viewport: Viewport }): void {
+    this.#last = frame;
+    for (const viewer of this.#viewers) viewer.frame(frame.jpeg, frame.viewport);
+  }
+
+  /**
+   * A still page may send no frame when its screencast (re)starts, and a new viewer would see nothing until
+   * something moves: if none has come after a moment, a screenshot of the viewport stands in as the first.
+   */
+  #standInFrame(cdp: CDPSession): void {
+    setTimeout(() => {
+      if (this.#shown?.cdp !== cdp || this.#last) return;
+      Promise.all([
+        cdp.send('Page.getLayoutMetrics'),
+        cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: SCREENCAST.quality, optimizeForSpeed: true }),
+      ])
+        .then(([metrics, shot]) => {
+          if (this.#shown?.cdp !== cdp || this.#last) return;
+          const { clientWidth: width, clientHeight: height } = metrics.cssLayoutViewport;
+          this.#show({ jpeg: Buffer.from(shot.data, 'base64'), viewport: { width, height } });
+        })
+        .catch(() => {}); // the page went or changed meanwhile: its next frame or change will do
+    }, STAND_IN_AFTER_MS).unref();
   }
 
   async #stop({ page, cdp }: Shown): Promise<void> {
