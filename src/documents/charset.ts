@@ -1,8 +1,10 @@
 // Bytes to text, for web responses and files alike: the byte order mark, then the Content-Type
 // charset, then a <meta> prescan (HTML), then UTF-16 without BOM (recognised by its NUL pattern),
-// then UTF-8 if the bytes are valid UTF-8, else (web) windows-1252 as browsers do. A web response's
-// U+0000 is dropped, as an HTML parser drops it from content: it means nothing to a reader, and
-// Postgres text and jsonb (where documents are stored) cannot hold it.
+// then UTF-8 if the bytes are valid UTF-8, else the charset the bytes themselves suggest
+// (detectCharset: Shift-JIS, EUC-JP, GB18030, Big5, EUC-KR, windows-1251 ...), else windows-1252 as
+// browsers do. A web response's U+0000 is dropped, as an HTML parser drops it from content: it means
+// nothing to a reader, and Postgres text and jsonb (where documents are stored) cannot hold it.
+import jschardet from 'jschardet';
 
 /** The encoding label TextDecoder will use, or undefined for an unknown label. */
 function normaliseLabel(label: string | undefined): string | undefined {
@@ -75,10 +77,14 @@ export function decodeText(
   const body = bytes.subarray(start);
   const finish = (text: string): string => (source === 'web' ? withoutNul(text) : text);
   if (!encoding) {
-    if (source === 'file') return { text: new TextDecoder('utf-8').decode(body), encoding: 'utf-8' };
-    const text = validUtf8(body);
+    const text = isIso2022Jp(Buffer.from(body.buffer, body.byteOffset, body.byteLength))
+      ? null
+      : validUtf8(body, source === 'web');
     if (text !== null) return { text: finish(text), encoding: 'utf-8' };
-    encoding = 'windows-1252';
+    // UTF-8 with a stray bad byte (a file cut short, one pasted character) is still UTF-8.
+    const lossy = new TextDecoder('utf-8').decode(body);
+    if (mostlyUtf8(lossy)) return { text: finish(source === 'web' ? repairMojibake(lossy) : lossy), encoding: 'utf-8' };
+    encoding = detectCharset(body) ?? (source === 'file' ? 'utf-8' : 'windows-1252');
   } else if (source === 'web' && SINGLE_BYTE_WESTERN.has(encoding) && hasMultibyte(body)) {
     // A Western single-byte label on bytes that are valid UTF-8 with multi-byte characters is a
     // server's default charset over a UTF-8 page (Apache's AddDefaultCharset ISO-8859-1): windows-1252
@@ -91,14 +97,93 @@ export function decodeText(
   return { text: finish(repair ? repairMojibake(text) : text), encoding };
 }
 
-/** The bytes as UTF-8 (double-encoded runs repaired), or null when they are not valid UTF-8. */
-function validUtf8(body: Uint8Array): string | null {
+/** The bytes as UTF-8 (double-encoded runs repaired on the web), or null when they are not valid UTF-8. */
+function validUtf8(body: Uint8Array, repair = true): string | null {
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-    return hasUtf8C1(body) ? repairMojibake(text) : text;
+    return repair && hasUtf8C1(body) ? repairMojibake(text) : text;
   } catch {
     return null;
   }
+}
+
+/** Bytes read to detect a charset: enough for the statistics, bounded for a large file. */
+const DETECT_SAMPLE = 64 * 1024;
+/** The detector's names that are not WHATWG labels TextDecoder knows. */
+const DETECTED_AS: Record<string, string> = { cp932: 'shift_jis', cp949: 'euc-kr', 'x-iso-10646-ucs-2-be': 'utf-16be' };
+
+/**
+ * The charset bytes that are not UTF-8 are most likely in, or undefined when nothing fits: the candidates of a
+ * statistical detector (Mozilla's, as jschardet), each decoded strictly (an encoding the bytes break is out), a
+ * Japanese reading that yields kana ahead of the rest (Japanese in EUC-JP reads as valid GB18030 or EUC-KR too,
+ * but Chinese and Korean text has no kana). Short text of ideographs alone (a list of names) stays ambiguous.
+ */
+export function detectCharset(bytes: Uint8Array): string | undefined {
+  let sample = bytes.subarray(0, DETECT_SAMPLE);
+  if (bytes.length > DETECT_SAMPLE) {
+    // Cut at a line end: a multi-byte character split at the edge would make every strict decode fail.
+    const nl = sample.lastIndexOf(0x0a);
+    if (nl > 0) sample = sample.subarray(0, nl + 1);
+  }
+  const buf = Buffer.from(sample.buffer, sample.byteOffset, sample.byteLength);
+  if (!hasHighByte(buf)) return isIso2022Jp(buf) ? 'iso-2022-jp' : undefined;
+  let best: { encoding: string; score: number } | undefined;
+  let western = 0;
+  for (const c of jschardet.detectAll(buf, { minimumThreshold: 0 })) {
+    const encoding = normaliseLabel(DETECTED_AS[c.encoding.toLowerCase()] ?? c.encoding);
+    if (!encoding || encoding === 'utf-8' || encoding === 'replacement') continue;
+    let text: string;
+    try {
+      text = new TextDecoder(encoding, { fatal: true }).decode(sample);
+    } catch {
+      continue;
+    }
+    const score = c.confidence + (JAPANESE.has(encoding) && KANA.test(text) ? 1 : 0);
+    if (encoding === 'windows-1252') western = Math.max(western, score);
+    if (!best || score > best.score) best = { encoding, score };
+  }
+  // Latin text in a few accented letters fits many single-byte charsets about as well: the commonest wins a near tie.
+  if (best && !MULTI_BYTE.has(best.encoding) && western >= WESTERN_TIE * best.score) return 'windows-1252';
+  return best?.encoding;
+}
+
+/** Decoded as UTF-8, the text's replacement characters are few beside the characters it did decode beyond ASCII. */
+function mostlyUtf8(text: string): boolean {
+  let bad = 0;
+  let good = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0xfffd) bad++;
+    else if (c >= 0x80) good++;
+  }
+  return good > 0 && good >= 8 * bad;
+}
+
+/** ISO-2022-JP is 7-bit (valid UTF-8 too): ESC $ B (or ESC $ @) switches to JIS X 0208. */
+export function isIso2022Jp(b: Buffer): boolean {
+  return b.includes(ISO_2022_JP_ESC) || b.includes(ISO_2022_JP_OLD_ESC);
+}
+const ISO_2022_JP_ESC = Buffer.from([0x1b, 0x24, 0x42]);
+const ISO_2022_JP_OLD_ESC = Buffer.from([0x1b, 0x24, 0x40]);
+const MULTI_BYTE = new Set([
+  'shift_jis',
+  'euc-jp',
+  'iso-2022-jp',
+  'gb18030',
+  'gbk',
+  'big5',
+  'euc-kr',
+  'utf-16le',
+  'utf-16be',
+]);
+/** windows-1252 wins when it fits this nearly as well as the best single-byte charset. */
+const WESTERN_TIE = 0.8;
+const JAPANESE = new Set(['shift_jis', 'euc-jp', 'iso-2022-jp']);
+const KANA = /[\u3041-\u30ff]/;
+
+function hasHighByte(b: Buffer): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] >= 0x80) return true;
+  return false;
 }
 
 const SINGLE_BYTE_WESTERN = new Set(['windows-1252', 'iso-8859-15']);

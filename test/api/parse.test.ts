@@ -18,6 +18,7 @@ import {
 import { ParsePool } from '../../src/documents/parse-pool.ts';
 import { buildEncryptedPdf } from '../documents/pdf-fixtures.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
+import { encodeLegacy } from '../helpers/legacy-encoding.ts';
 import { type TestService, startTestService } from '../helpers/service.ts';
 import { DocumentError } from '../../src/errors.ts';
 
@@ -209,6 +210,22 @@ describe('conversion', () => {
     assert.equal(csv.status, 200, JSON.stringify(csv.json));
     assert.match(csv.json.data.markdown, /^\|.*\|$/m);
     assert.equal(csv.json.data.metadata.provider.id, 'gleaner-csv');
+  });
+
+  test('CSV, TSV and text in legacy charsets (Shift-JIS, GB18030, windows-1251): detected, not 415', async () => {
+    const sjis = encodeLegacy('商品名,価格,在庫\nりんご,120,35\nみかん,80,120\n', 'shift_jis');
+    const csv = await api.parse(sjis, 'prices.csv', undefined, { type: 'text/csv' });
+    assert.equal(csv.status, 200, JSON.stringify(csv.json));
+    assert.match(csv.json.data.markdown, /\| 商品名 \| 価格 \| 在庫 \|/);
+    assert.match(csv.json.data.markdown, /\| みかん \| 80 \| 120 \|/);
+    const gb = encodeLegacy('城市\t人口\n北京\t2189\n上海\t2487\n广州\t1868\n', 'gb18030');
+    const tsv = await api.parse(gb, 'cities.tsv');
+    assert.equal(tsv.status, 200, JSON.stringify(tsv.json));
+    assert.match(tsv.json.data.markdown, /\| 上海 \| 2487 \|/);
+    const cyr = encodeLegacy('Все люди рождаются свободными и равными в своем достоинстве и правах.\n', 'windows-1251');
+    const txt = await api.parse(cyr, 'declaration.txt');
+    assert.equal(txt.status, 200, JSON.stringify(txt.json));
+    assert.match(txt.json.data.markdown, /Все люди рождаются свободными/);
   });
 
   test('HTML goes through the web pipeline: markdown, html, links, onlyMainContent', async () => {
