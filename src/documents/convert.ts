@@ -10,6 +10,7 @@ export const CONTENT_TYPES: Record<DocumentKind, string> = {
   docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   odt: 'application/vnd.oasis.opendocument.text',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  xls: 'application/vnd.ms-excel',
   ods: 'application/vnd.oasis.opendocument.spreadsheet',
   csv: 'text/csv',
   pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',

@@ -32,6 +32,7 @@ const MIME_KINDS: Record<string, DocumentKind> = {
   'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
   'application/vnd.ms-word.document.macroenabled.12': 'docx',
   'application/vnd.ms-excel.sheet.macroenabled.12': 'xlsx',
+  'application/vnd.ms-excel': 'xls',
   'application/vnd.ms-powerpoint.presentation.macroenabled.12': 'pptx',
   'application/epub+zip': 'epub',
   'application/vnd.oasis.opendocument.text': 'odt',
@@ -53,6 +54,7 @@ const EXT_KINDS: Record<string, DocumentKind> = {
   docm: 'docx',
   xlsx: 'xlsx',
   xlsm: 'xlsx',
+  xls: 'xls',
   pptx: 'pptx',
   pptm: 'pptx',
   epub: 'epub',
@@ -75,6 +77,7 @@ const NAMES: Record<DocumentKind, string> = {
   docx: 'Word document (DOCX)',
   odt: 'OpenDocument text (ODT)',
   xlsx: 'Excel workbook (XLSX)',
+  xls: 'Excel 97-2003 workbook (XLS)',
   ods: 'OpenDocument spreadsheet (ODS)',
   csv: 'CSV file',
   pptx: 'PowerPoint presentation (PPTX)',
@@ -158,8 +161,7 @@ function zipKind(bytes: Uint8Array): Detection {
 function cfbKind(bytes: Uint8Array): Detection {
   if (cfbHasStream(bytes, 'EncryptedPackage')) return { type: 'password-protected Office document', encrypted: true };
   if (cfbHasStream(bytes, 'WordDocument')) return { type: 'Microsoft Word 97-2003 document (.doc)' };
-  if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book'))
-    return { type: 'Microsoft Excel 97-2003 workbook (.xls)' };
+  if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book')) return { kind: 'xls', type: NAMES.xls };
   if (cfbHasStream(bytes, 'PowerPoint Document')) return { type: 'Microsoft PowerPoint 97-2003 presentation (.ppt)' };
   if (cfbHasStream(bytes, '__substg1.0_')) return { type: 'Outlook message (.msg)' };
   return { type: 'OLE compound document (legacy Microsoft Office format)' };

@@ -22,12 +22,14 @@ export interface ParseDocumentOptions extends ParseOptions {
 
 type Parser = (bytes: Uint8Array, opts: ParseDocumentOptions) => Promise<ParsedDocument> | ParsedDocument;
 
-/** The parser of each kind; pdf.js is loaded on the first PDF. */
+/** The parser of each kind; pdf.js is loaded on the first PDF, SheetJS on the first .xls. */
 const PARSERS: Record<DocumentKind, Parser> = {
   pdf: async (bytes, opts) => (await import('./pdf.ts')).parsePdf(bytes, opts),
   docx: parseDocx,
   odt: parseOdt,
   xlsx: parseXlsx,
+  // SheetJS and its code pages (~2 MB of code) load on the first .xls, as pdf.js on the first PDF.
+  xls: async (bytes, opts) => (await import('./xls.ts')).parseXls(bytes, opts),
   ods: parseOds,
   csv: parseCsv,
   pptx: parsePptx,

@@ -7,7 +7,7 @@
 
 /** Document kinds Gleaner parses (detected from content first: src/documents/detect.ts). */
 export type DocumentKind =
-  'pdf' | 'docx' | 'odt' | 'xlsx' | 'ods' | 'csv' | 'pptx' | 'odp' | 'epub' | 'html' | 'text' | 'markdown';
+  'pdf' | 'docx' | 'odt' | 'xlsx' | 'xls' | 'ods' | 'csv' | 'pptx' | 'odp' | 'epub' | 'html' | 'text' | 'markdown';
 
 export interface ParseOptions {
   /** PDF: parse at most this many pages (the rest are left out; a warning says so). */
@@ -67,7 +67,7 @@ export interface ParsedDocument {
   blocks?: DocumentBlock[];
   /** title, author, subject, keywords, language, created, modified… as found in the file. */
   metadata: Record<string, string | number | undefined>;
-  /** Pages (PDF), slides (PPTX/ODP), sheets (XLSX/ODS), chapters (EPUB); 1 otherwise. */
+  /** Pages (PDF), slides (PPTX/ODP), sheets (XLSX/XLS/ODS), chapters (EPUB); 1 otherwise. */
   numPages: number;
   /** Non-fatal notes (pages left out, OCR unavailable, truncated sheet…). */
   warnings: string[];

@@ -3,6 +3,7 @@
 // ledger, the errors (400, 413, 415, 422, PARSE_UNSUPPORTED_OPTIONS), and that a large PDF is
 // parsed off the event loop (small requests stay fast while it runs).
 import assert from 'node:assert/strict';
+import { utils, write } from '@e965/xlsx';
 import { after, before, describe, test } from 'node:test';
 import {
   buildCorruptPdf,
@@ -197,7 +198,7 @@ describe('conversion', () => {
     assertError(bad, 400, 'BAD_REQUEST', /options\.formats\.0/);
   });
 
-  test('XLSX, PPTX (pages), CSV', async () => {
+  test('XLSX, PPTX (pages), XLS, CSV', async () => {
     const xlsx = await api.parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
     assert.equal(xlsx.status, 200, JSON.stringify(xlsx.json));
     assert.match(xlsx.json.data.markdown, /^## Sales/m);
@@ -206,6 +207,19 @@ describe('conversion', () => {
     assert.equal(pptx.status, 200, JSON.stringify(pptx.json));
     assert.match(pptx.json.data.markdown, /Architecture/);
     assert.equal(pptx.json.data.pages.length, 3);
+    const xlsBook = utils.book_new();
+    utils.book_append_sheet(
+      xlsBook,
+      utils.aoa_to_sheet([
+        ['Region', 'Units'],
+        ['North', 120],
+      ]),
+      'Legacy',
+    );
+    const xls = await api.parse(Buffer.from(write(xlsBook, { type: 'buffer', bookType: 'biff8' })), 'old.xls');
+    assert.equal(xls.status, 200, JSON.stringify(xls.json));
+    assert.match(xls.json.data.markdown, /^## Legacy\n\n\| Region \| Units \|\n\| --- \| --- \|\n\| North \| 120 \|/);
+    assert.equal(xls.json.data.metadata.provider.id, 'gleaner-xls');
     const csv = await api.parse(buildCsv(), 'data.csv', undefined, { type: 'text/csv' });
     assert.equal(csv.status, 200, JSON.stringify(csv.json));
     assert.match(csv.json.data.markdown, /^\|.*\|$/m);
