@@ -129,7 +129,14 @@ export function detectCharset(bytes: Uint8Array): string | undefined {
   if (!hasHighByte(buf)) return isIso2022Jp(buf) ? 'iso-2022-jp' : undefined;
   let best: { encoding: string; score: number } | undefined;
   let western = 0;
-  for (const c of jschardet.detectAll(buf, { minimumThreshold: 0 })) {
+  let candidates: { encoding: string | null; confidence: number }[];
+  try {
+    candidates = jschardet.detectAll(buf, { minimumThreshold: 0 });
+  } catch {
+    return undefined; // a detector's failure on odd bytes is no reason to fail the page
+  }
+  for (const c of candidates) {
+    if (!c.encoding) continue; // binary content: no charset named
     const encoding = normaliseLabel(DETECTED_AS[c.encoding.toLowerCase()] ?? c.encoding);
     if (!encoding || encoding === 'utf-8' || encoding === 'replacement') continue;
     let text: string;

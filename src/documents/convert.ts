@@ -8,6 +8,7 @@ import { ApiError, DocumentError, type ErrorCodeWithStatus } from '../errors.ts'
 export const CONTENT_TYPES: Record<DocumentKind, string> = {
   pdf: 'application/pdf',
   docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  doc: 'application/msword',
   odt: 'application/vnd.oasis.opendocument.text',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   xls: 'application/vnd.ms-excel',
@@ -16,6 +17,7 @@ export const CONTENT_TYPES: Record<DocumentKind, string> = {
   pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
   odp: 'application/vnd.oasis.opendocument.presentation',
   epub: 'application/epub+zip',
+  rtf: 'application/rtf',
   html: 'text/html',
   text: 'text/plain',
   markdown: 'text/markdown',

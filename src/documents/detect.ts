@@ -33,8 +33,11 @@ const MIME_KINDS: Record<string, DocumentKind> = {
   'application/vnd.ms-word.document.macroenabled.12': 'docx',
   'application/vnd.ms-excel.sheet.macroenabled.12': 'xlsx',
   'application/vnd.ms-excel': 'xls',
+  'application/msword': 'doc',
   'application/vnd.ms-powerpoint.presentation.macroenabled.12': 'pptx',
   'application/epub+zip': 'epub',
+  'application/rtf': 'rtf',
+  'text/rtf': 'rtf',
   'application/vnd.oasis.opendocument.text': 'odt',
   'application/vnd.oasis.opendocument.spreadsheet': 'ods',
   'application/vnd.oasis.opendocument.presentation': 'odp',
@@ -52,12 +55,14 @@ const EXT_KINDS: Record<string, DocumentKind> = {
   pdf: 'pdf',
   docx: 'docx',
   docm: 'docx',
+  doc: 'doc',
   xlsx: 'xlsx',
   xlsm: 'xlsx',
   xls: 'xls',
   pptx: 'pptx',
   pptm: 'pptx',
   epub: 'epub',
+  rtf: 'rtf',
   odt: 'odt',
   ods: 'ods',
   odp: 'odp',
@@ -75,6 +80,7 @@ const EXT_KINDS: Record<string, DocumentKind> = {
 const NAMES: Record<DocumentKind, string> = {
   pdf: 'PDF document',
   docx: 'Word document (DOCX)',
+  doc: 'Word 97-2003 document (DOC)',
   odt: 'OpenDocument text (ODT)',
   xlsx: 'Excel workbook (XLSX)',
   xls: 'Excel 97-2003 workbook (XLS)',
@@ -83,6 +89,7 @@ const NAMES: Record<DocumentKind, string> = {
   pptx: 'PowerPoint presentation (PPTX)',
   odp: 'OpenDocument presentation (ODP)',
   epub: 'EPUB book',
+  rtf: 'Rich Text Format document (RTF)',
   html: 'HTML page',
   text: 'plain text',
   markdown: 'markdown text',
@@ -160,7 +167,7 @@ function zipKind(bytes: Uint8Array): Detection {
 
 function cfbKind(bytes: Uint8Array): Detection {
   if (cfbHasStream(bytes, 'EncryptedPackage')) return { type: 'password-protected Office document', encrypted: true };
-  if (cfbHasStream(bytes, 'WordDocument')) return { type: 'Microsoft Word 97-2003 document (.doc)' };
+  if (cfbHasStream(bytes, 'WordDocument')) return { kind: 'doc', type: NAMES.doc };
   if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book')) return { kind: 'xls', type: NAMES.xls };
   if (cfbHasStream(bytes, 'PowerPoint Document')) return { type: 'Microsoft PowerPoint 97-2003 presentation (.ppt)' };
   if (cfbHasStream(bytes, '__substg1.0_')) return { type: 'Outlook message (.msg)' };
@@ -194,7 +201,7 @@ function textKind(bytes: Uint8Array): Detection | undefined {
   }
   if (control > text.length / 20) return undefined;
   const head = text.trimStart().slice(0, 1024).toLowerCase();
-  if (head.startsWith('{\\rtf')) return { type: 'Rich Text Format document (.rtf)' };
+  if (head.startsWith('{\\rtf')) return { kind: 'rtf', type: NAMES.rtf };
   if (sniffHtml(head) === 'document') return { kind: 'html', type: NAMES.html };
   // CSV: the same field count (>= 2, quotes respected) on every sampled record, over 2+ records.
   const complete = bytes.length <= sample.length ? text : text.slice(0, Math.max(0, text.lastIndexOf('\n')));

@@ -10,6 +10,7 @@ import { parseEpub } from './epub.ts';
 import { parseOdt } from './odt.ts';
 import { parseOds, parseXlsx } from './sheets.ts';
 import { parseOdp, parsePptx } from './slides.ts';
+import { parseRtf } from './rtf.ts';
 import { parseText } from './text.ts';
 import type { DocumentKind, ParsedDocument, ParseOptions } from './types.ts';
 import { throwIfAborted } from './zip.ts';
@@ -26,6 +27,7 @@ type Parser = (bytes: Uint8Array, opts: ParseDocumentOptions) => Promise<ParsedD
 const PARSERS: Record<DocumentKind, Parser> = {
   pdf: async (bytes, opts) => (await import('./pdf.ts')).parsePdf(bytes, opts),
   docx: parseDocx,
+  doc: async (bytes) => (await import('./doc.ts')).parseDoc(bytes),
   odt: parseOdt,
   xlsx: parseXlsx,
   // SheetJS and its code pages (~2 MB of code) load on the first .xls, as pdf.js on the first PDF.
@@ -35,6 +37,7 @@ const PARSERS: Record<DocumentKind, Parser> = {
   pptx: parsePptx,
   odp: parseOdp,
   epub: parseEpub,
+  rtf: parseRtf,
   text: (bytes) => parseText(bytes, 'text'),
   markdown: (bytes) => parseText(bytes, 'markdown'),
   html: (bytes, opts) => {

@@ -1,7 +1,8 @@
 // jschardet (a port of Mozilla's universal charset detector) ships no types: the part Gleaner calls.
 declare module 'jschardet' {
   export interface Detected {
-    encoding: string;
+    /** null when the bytes look like no text at all. */
+    encoding: string | null;
     confidence: number;
     language?: string;
   }

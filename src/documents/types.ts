@@ -7,7 +7,21 @@
 
 /** Document kinds Gleaner parses (detected from content first: src/documents/detect.ts). */
 export type DocumentKind =
-  'pdf' | 'docx' | 'odt' | 'xlsx' | 'xls' | 'ods' | 'csv' | 'pptx' | 'odp' | 'epub' | 'html' | 'text' | 'markdown';
+  | 'pdf'
+  | 'docx'
+  | 'doc'
+  | 'odt'
+  | 'xlsx'
+  | 'xls'
+  | 'ods'
+  | 'csv'
+  | 'pptx'
+  | 'odp'
+  | 'epub'
+  | 'rtf'
+  | 'html'
+  | 'text'
+  | 'markdown';
 
 export interface ParseOptions {
   /** PDF: parse at most this many pages (the rest are left out; a warning says so). */

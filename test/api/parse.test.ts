@@ -3,6 +3,7 @@
 // ledger, the errors (400, 413, 415, 422, PARSE_UNSUPPORTED_OPTIONS), and that a large PDF is
 // parsed off the event loop (small requests stay fast while it runs).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { utils, write } from '@e965/xlsx';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -198,7 +199,7 @@ describe('conversion', () => {
     assertError(bad, 400, 'BAD_REQUEST', /options\.formats\.0/);
   });
 
-  test('XLSX, PPTX (pages), XLS, CSV', async () => {
+  test('XLSX, PPTX (pages), XLS, DOC, RTF, CSV', async () => {
     const xlsx = await api.parse(buildXlsx(documentTexts.xlsx.sheets, documentTexts.xlsx.title), 'sales.xlsx');
     assert.equal(xlsx.status, 200, JSON.stringify(xlsx.json));
     assert.match(xlsx.json.data.markdown, /^## Sales/m);
@@ -207,6 +208,15 @@ describe('conversion', () => {
     assert.equal(pptx.status, 200, JSON.stringify(pptx.json));
     assert.match(pptx.json.data.markdown, /Architecture/);
     assert.equal(pptx.json.data.pages.length, 3);
+    const legacy = (name: string) => readFileSync(new URL(`../fixtures/legacy/${name}`, import.meta.url));
+    const doc = await api.parse(legacy('report.doc'), 'report.doc');
+    assert.equal(doc.status, 200, JSON.stringify(doc.json));
+    assert.match(doc.json.data.markdown, /\| North \| 1240 \| 96% \|/);
+    assert.equal(doc.json.data.metadata.provider.id, 'gleaner-doc');
+    const rtf = await api.parse(legacy('report.rtf'), 'report.rtf');
+    assert.equal(rtf.status, 200, JSON.stringify(rtf.json));
+    assert.match(rtf.json.data.markdown, /^# Quarterly Field Report/);
+    assert.equal(rtf.json.data.metadata.title, 'Quarterly Field Report');
     const xlsBook = utils.book_new();
     utils.book_append_sheet(
       xlsBook,
@@ -305,10 +315,10 @@ describe('errors', () => {
   });
 
   test('unsupported types → 415 UNSUPPORTED_FILE_TYPE naming the type', async () => {
-    const doc = Buffer.alloc(2048);
-    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(doc);
-    Buffer.from('WordDocument', 'utf16le').copy(doc, 1024);
-    assertError(await api.parse(doc, 'old.doc'), 415, 'UNSUPPORTED_FILE_TYPE', /Word 97-2003 document \(\.doc\)/);
+    const msg = Buffer.alloc(2048);
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(msg);
+    Buffer.from('__substg1.0_0037001F', 'utf16le').copy(msg, 1024);
+    assertError(await api.parse(msg, 'mail.msg'), 415, 'UNSUPPORTED_FILE_TYPE', /Outlook message \(\.msg\)/);
     assertError(
       await api.parse(buildPng(), 'pic.png', undefined, { type: 'image/png' }),
       415,

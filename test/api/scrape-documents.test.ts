@@ -3,6 +3,7 @@
 // the pdf parser and a flat 1 with `parsers: []`, the object form of the pdf parser (pages,
 // blocks, pageMarkers, maxPages), and the errors: encrypted, corrupt, unsupported types.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -21,16 +22,19 @@ describe('scrape of document URLs', () => {
 
   before(async () => {
     ({ site, svc, api } = await startSiteAndService());
-    // Files the fixture site does not serve: an encrypted PDF and a legacy Word file.
-    const legacyDoc = Buffer.alloc(2048);
-    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(legacyDoc);
-    Buffer.from('WordDocument', 'utf16le').copy(legacyDoc, 1024);
+    // Files the fixture site does not serve: an encrypted PDF, a legacy Word file, an Outlook message.
+    const legacyDoc = readFileSync(new URL('../fixtures/legacy/report.doc', import.meta.url));
+    const outlook = Buffer.alloc(2048);
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(outlook);
+    Buffer.from('__substg1.0_0037001F', 'utf16le').copy(outlook, 1024);
     extra = http.createServer((req, res) => {
       if (req.url === '/secret.pdf')
         res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.from(buildEncryptedPdf()));
       else if (req.url === '/people.csv')
         res.writeHead(200, { 'content-type': 'text/csv' }).end('name,email\nAda,ada.lovelace@example.com\n');
       else if (req.url === '/old.doc') res.writeHead(200, { 'content-type': 'application/msword' }).end(legacyDoc);
+      else if (req.url === '/mail.msg')
+        res.writeHead(200, { 'content-type': 'application/vnd.ms-outlook' }).end(outlook);
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => extra.listen(0, '127.0.0.1', resolve));
@@ -151,7 +155,7 @@ describe('scrape of document URLs', () => {
     assert.match(bad.json.error, /body\.parsers\.0\.blocks/);
   });
 
-  test('errors: encrypted 422, corrupt 422, legacy Word and images 415 naming the type; the image parser is refused', async () => {
+  test('errors: encrypted 422, corrupt 422, an Outlook message 415 naming the type (a legacy Word file converts); the image parser is refused', async () => {
     const enc = await api.scrape({ url: `${extraUrl}/secret.pdf` });
     assert.equal(enc.status, 422, JSON.stringify(enc.json));
     assert.equal(enc.json.code, 'DOCUMENT_ENCRYPTED');
@@ -159,9 +163,12 @@ describe('scrape of document URLs', () => {
     assert.equal(corrupt.status, 422, JSON.stringify(corrupt.json));
     assert.equal(corrupt.json.code, 'DOCUMENT_CORRUPT');
     const legacy = await api.scrape({ url: `${extraUrl}/old.doc` });
-    assert.equal(legacy.status, 415, JSON.stringify(legacy.json));
-    assert.equal(legacy.json.code, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
-    assert.match(legacy.json.error, /Word 97-2003/);
+    assert.equal(legacy.status, 200, JSON.stringify(legacy.json));
+    assert.match(legacy.json.data.markdown, /\| North \| 1240 \| 96% \|/);
+    const outlook = await api.scrape({ url: `${extraUrl}/mail.msg` });
+    assert.equal(outlook.status, 415, JSON.stringify(outlook.json));
+    assert.equal(outlook.json.code, 'SCRAPE_UNSUPPORTED_FILE_ERROR');
+    assert.match(outlook.json.error, /Outlook message/);
     const image = await api.scrape({ url: site.url('/files/report.pdf'), parsers: [{ type: 'image' }] });
     assert.equal(image.status, 400);
     assert.match(image.json.error, /body\.parsers\.0/);

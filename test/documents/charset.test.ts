@@ -88,6 +88,15 @@ describe('charset detection (undeclared bytes that are not UTF-8)', () => {
     assert.equal(decodeText(sjis, 'text/plain; charset=euc-kr', false, 'file').encoding, 'euc-kr');
   });
 
+  test('binary bytes under a text type (a PDF served as text/html) decode without throwing', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('%PDF-1.7\n'),
+      Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 131 + 7) % 256)),
+    ]);
+    assert.equal(typeof decodeText(bytes, 'text/html', true).text, 'string');
+    assert.equal(typeof decodeText(bytes, '', false, 'file').text, 'string');
+  });
+
   test('a Shift-JIS CSV is detected as a CSV (its text is not taken for binary)', () => {
     const bytes = encodeLegacy('商品名,価格,在庫\nりんご,120,35\nみかん,80,120\nぶどう,450,8\n', 'shift_jis');
     assert.equal(detectDocument(bytes, { fileName: 'data.csv' }).kind, 'csv');

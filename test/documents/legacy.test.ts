@@ -1,0 +1,107 @@
+// Legacy word-processing formats: .doc (Word 97-2003) and .rtf, read from real files LibreOffice wrote
+// (test/fixtures/legacy: report.fodt is the source, make.sh regenerates them), plus RTF as Word writes it by hand.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { detectDocument } from '../../src/documents/detect.ts';
+import { parseDocument } from '../../src/documents/index.ts';
+import { DocumentError } from '../../src/errors.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/legacy/${name}`, import.meta.url));
+
+describe('.doc (Word 97-2003)', () => {
+  test('detected from its content; every paragraph in order, tables as tables, text boxes, footnotes', async () => {
+    const bytes = fixture('report.doc');
+    assert.deepEqual(detectDocument(bytes, { fileName: 'report.bin' }), {
+      kind: 'doc',
+      type: 'Word 97-2003 document (DOC)',
+    });
+    const { markdown } = await parseDocument(bytes, 'doc');
+    assert.match(markdown, /^Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
+    assert.match(markdown, /Deliveries to Zürich and 東京 resumed after the strike\./);
+    assert.match(
+      markdown,
+      /\| Region \| Crates \| On time \|\n\| --- \| --- \| --- \|\n\| North \| 1240 \| 96% \|\n\| South \| 860 \| 91% \|/,
+    );
+    assert.match(
+      markdown,
+      /Hire two drivers[\s\S]*Replace the forklift battery\.[\s\S]*Order from the usual supplier\./,
+    );
+    assert.match(markdown, /Sidebar: crates are counted in pallets of twelve\./);
+    assert.match(markdown, /## Notes\n\n1\. Counted at the loading dock, not at dispatch\./);
+    // Comments are the reviewers', not the document's.
+    assert.doesNotMatch(markdown, /Check the March figure/);
+  });
+
+  test('a file that is not a Word binary is DOCUMENT_CORRUPT', async () => {
+    await assert.rejects(parseDocument(Buffer.from('not a word file at all'), 'doc'), (err: unknown) => {
+      assert.ok(err instanceof DocumentError);
+      assert.equal(err.code, 'DOCUMENT_CORRUPT');
+      return true;
+    });
+  });
+});
+
+describe('.rtf', () => {
+  test('LibreOffice RTF: headings, tables, nested lists, footnotes, text boxes, \\info metadata', async () => {
+    const bytes = fixture('report.rtf');
+    assert.equal(detectDocument(bytes).kind, 'rtf');
+    const doc = await parseDocument(bytes, 'rtf');
+    assert.equal(
+      doc.markdown,
+      [
+        '# Quarterly Field Report',
+        'The northern depot shipped 1,240 crates in March, a record for the season.[^1] Deliveries to Zürich and 東京 resumed after the strike.',
+        '## Shipments by region',
+        '| Region | Crates | On time |\n| --- | --- | --- |\n| North | 1240 | 96% |\n| South | 860 | 91% |',
+        '## Next steps',
+        '- Hire two drivers for the coastal route.\n- Replace the forklift battery.\n   - Order from the usual supplier.',
+        'Signed off by the depot manager on 2 April.',
+        'Sidebar: crates are counted in pallets of twelve.',
+        'End of report.',
+        '[^1]: Counted at the loading dock, not at dispatch.',
+      ].join('\n\n'),
+    );
+    assert.deepEqual(doc.metadata, {
+      title: 'Quarterly Field Report',
+      subject: 'Field operations',
+      author: 'Ada Lovelace',
+    });
+  });
+
+  test('as Word writes it: a code page, \\u with fallbacks, numbered lists, symbols; comments and fields left out', async () => {
+    const rtf = Buffer.concat([
+      Buffer.from(
+        '{\\rtf1\\ansi\\ansicpg932\\deff0{\\fonttbl{\\f0 MS Mincho;}}{\\colortbl;\\red0\\green0\\blue0;}' +
+          '{\\info{\\title Minutes}{\\author Taro}}\\uc1\\pard\\outlinelevel0 Minutes\\par\\pard ',
+        'latin1',
+      ),
+      Buffer.from([0x93, 0x8c, 0x8b, 0x9e]), // 東京 in Shift-JIS
+      Buffer.from(
+        ' office \\u8212?\\u8212? caf\\u233?\\ldblquote ok\\rdblquote \\par' +
+          '{\\listtext 1.\\tab}\\pard\\ls1\\ilvl0 First point\\par{\\listtext 2.\\tab}\\pard\\ls1\\ilvl0 Second point\\par\\pard ' +
+          'See {\\field{\\*\\fldinst HYPERLINK "https://example.com"}{\\fldrslt the site}} now.' +
+          '{\\*\\annotation a reviewer note}\\par{\\pict\\pngblip 89504e47}\\pard Last line\\line second half\\par}',
+        'latin1',
+      ),
+    ]);
+    const doc = await parseDocument(rtf, 'rtf');
+    assert.equal(
+      doc.markdown,
+      '# Minutes\n\n東京 office —— café“ok”\n\n1. First point\n1. Second point\n\nSee the site now.\n\nLast line  \nsecond half',
+    );
+    assert.deepEqual(doc.metadata, { title: 'Minutes', author: 'Taro' });
+  });
+
+  test('deep nesting, a stray binary run and bad input answer, never hang or crash', async () => {
+    const deep = Buffer.from('{\\rtf1 ' + '{'.repeat(20_000) + 'x' + '}'.repeat(20_000) + '}');
+    await assert.rejects(parseDocument(deep, 'rtf'), { code: 'DOCUMENT_CORRUPT' });
+    const bin = Buffer.concat([
+      Buffer.from('{\\rtf1 before \\bin4 '),
+      Buffer.from([0x7b, 0x7d, 0x5c, 0x00]),
+      Buffer.from(' after\\par}'),
+    ]);
+    assert.equal((await parseDocument(bin, 'rtf')).markdown, 'before after');
+    await assert.rejects(parseDocument(Buffer.from('plain text'), 'rtf'), { code: 'DOCUMENT_CORRUPT' });
+  });
+});
