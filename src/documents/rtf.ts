@@ -138,7 +138,7 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
   let noteText = '';
   let listText = '';
   let infoText = '';
-  let para: Paragraph = { text: '', heading: 0, list: null, inTable: false };
+  const para: Paragraph = { text: '', heading: 0, list: null, inTable: false };
   let pending: number[] = []; // \'hh bytes not yet decoded
   let skipFallback = 0;
   let rows: string[][] = [];
