@@ -15,6 +15,7 @@ export const CONTENT_TYPES: Record<DocumentKind, string> = {
   ods: 'application/vnd.oasis.opendocument.spreadsheet',
   csv: 'text/csv',
   pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  ppt: 'application/vnd.ms-powerpoint',
   odp: 'application/vnd.oasis.opendocument.presentation',
   epub: 'application/epub+zip',
   rtf: 'application/rtf',

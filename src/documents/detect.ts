@@ -34,6 +34,7 @@ const MIME_KINDS: Record<string, DocumentKind> = {
   'application/vnd.ms-excel.sheet.macroenabled.12': 'xlsx',
   'application/vnd.ms-excel': 'xls',
   'application/msword': 'doc',
+  'application/vnd.ms-powerpoint': 'ppt',
   'application/vnd.ms-powerpoint.presentation.macroenabled.12': 'pptx',
   'application/epub+zip': 'epub',
   'application/rtf': 'rtf',
@@ -61,6 +62,7 @@ const EXT_KINDS: Record<string, DocumentKind> = {
   xls: 'xls',
   pptx: 'pptx',
   pptm: 'pptx',
+  ppt: 'ppt',
   epub: 'epub',
   rtf: 'rtf',
   odt: 'odt',
@@ -87,6 +89,7 @@ const NAMES: Record<DocumentKind, string> = {
   ods: 'OpenDocument spreadsheet (ODS)',
   csv: 'CSV file',
   pptx: 'PowerPoint presentation (PPTX)',
+  ppt: 'PowerPoint 97-2003 presentation (PPT)',
   odp: 'OpenDocument presentation (ODP)',
   epub: 'EPUB book',
   rtf: 'Rich Text Format document (RTF)',
@@ -169,7 +172,7 @@ function cfbKind(bytes: Uint8Array): Detection {
   if (cfbHasStream(bytes, 'EncryptedPackage')) return { type: 'password-protected Office document', encrypted: true };
   if (cfbHasStream(bytes, 'WordDocument')) return { kind: 'doc', type: NAMES.doc };
   if (cfbHasStream(bytes, 'Workbook') || cfbHasStream(bytes, 'Book')) return { kind: 'xls', type: NAMES.xls };
-  if (cfbHasStream(bytes, 'PowerPoint Document')) return { type: 'Microsoft PowerPoint 97-2003 presentation (.ppt)' };
+  if (cfbHasStream(bytes, 'PowerPoint Document')) return { kind: 'ppt', type: NAMES.ppt };
   if (cfbHasStream(bytes, '__substg1.0_')) return { type: 'Outlook message (.msg)' };
   return { type: 'OLE compound document (legacy Microsoft Office format)' };
 }

@@ -1,11 +1,14 @@
 // Legacy Word documents (.doc: Word 97–2003 binary) → markdown: the body's paragraphs, its tables as GFM tables,
 // text boxes after the body, footnotes and endnotes as a numbered list at the end; page headers and footers
-// are left out (a page's running title and number, not its text), as for DOCX.
+// are left out (a page's running title and number, not its text), as for DOCX. Title, author and subject come from
+// the file's SummaryInformation properties.
 //
 // Read by word-extractor (pure JS: the compound file, the piece table, 8-bit and UTF-16 runs, fields). The
 // binary format keeps styles in a separate table word-extractor does not read, so headings come out as
 // paragraphs: what a reader gets is every word in order, tables intact, not the outline.
+import { CFB } from '@e965/xlsx';
 import WordExtractor from 'word-extractor';
+import { readSummaryInformation } from './ole-properties.ts';
 import { escapeCell } from './table.ts';
 import type { ParsedDocument } from './types.ts';
 import { DocumentError } from '../errors.ts';
@@ -32,7 +35,7 @@ export async function parseDoc(bytes: Uint8Array): Promise<ParsedDocument> {
     .filter(Boolean);
   if (notes.length) parts.push('## Notes\n\n' + notes.map((n, i) => `${i + 1}. ${n}`).join('\n'));
   const markdown = parts.filter(Boolean).join('\n\n');
-  return { kind: 'doc', markdown, metadata: {}, numPages: 1, warnings: [] };
+  return { kind: 'doc', markdown, metadata: summaryOf(bytes), numPages: 1, warnings: [] };
 }
 
 /**
@@ -65,4 +68,15 @@ function blocksToMarkdown(text: string): string {
 /** Text that would read as markdown syntax at a line's start (a heading, a list, a quote) is escaped. */
 function escapeMarkdown(line: string): string {
   return line.replace(/^([#>+-]|\d+[.)])(\s)/, '\\$1$2');
+}
+
+/** Title, author, subject, keywords and times from the file's SummaryInformation stream. */
+function summaryOf(bytes: Uint8Array): ParsedDocument['metadata'] {
+  try {
+    const cfb = CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { type: 'buffer' });
+    const info = CFB.find(cfb, '\u0005SummaryInformation');
+    return info?.content ? readSummaryInformation(Buffer.from(info.content as Uint8Array)) : {};
+  } catch {
+    return {};
+  }
 }

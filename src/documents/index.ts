@@ -35,6 +35,7 @@ const PARSERS: Record<DocumentKind, Parser> = {
   ods: parseOds,
   csv: parseCsv,
   pptx: parsePptx,
+  ppt: async (bytes, opts) => (await import('./ppt.ts')).parsePpt(bytes, opts),
   odp: parseOdp,
   epub: parseEpub,
   rtf: parseRtf,

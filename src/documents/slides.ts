@@ -25,7 +25,7 @@ import { attr, descendant, descendants, escapeHtml, kid, kids, local, relAttr, t
 import { throwIfAborted } from './zip.ts';
 import { DocumentError } from '../errors.ts';
 
-interface SlideContent {
+export interface SlideContent {
   title: string;
   /** HTML of the body. */
   body: string;
@@ -33,8 +33,8 @@ interface SlideContent {
   notes: string;
 }
 
-function renderSlides(
-  kind: 'pptx' | 'odp',
+export function renderSlides(
+  kind: 'pptx' | 'ppt' | 'odp',
   slides: SlideContent[],
   metadata: ParsedDocument['metadata'],
   opts: ParseOptions,

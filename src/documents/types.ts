@@ -16,6 +16,7 @@ export type DocumentKind =
   | 'ods'
   | 'csv'
   | 'pptx'
+  | 'ppt'
   | 'odp'
   | 'epub'
   | 'rtf'

@@ -16,7 +16,10 @@ describe('.doc (Word 97-2003)', () => {
       kind: 'doc',
       type: 'Word 97-2003 document (DOC)',
     });
-    const { markdown } = await parseDocument(bytes, 'doc');
+    const { markdown, metadata } = await parseDocument(bytes, 'doc');
+    assert.equal(metadata.title, 'Quarterly Field Report');
+    assert.equal(metadata.author, 'Ada Lovelace');
+    assert.equal(metadata.subject, 'Field operations');
     assert.match(markdown, /^Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
     assert.match(markdown, /Deliveries to Zürich and 東京 resumed after the strike\./);
     assert.match(

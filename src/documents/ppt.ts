@@ -1,0 +1,297 @@
+// Legacy PowerPoint presentations (.ppt: PowerPoint 97–2003 binary) → the same markdown as PPTX (slides.ts):
+// one `## Slide N: <title>` section per slide in presentation order, body placeholders as list items, other text
+// boxes as paragraphs, speaker notes as a "Notes:" blockquote; the document's title and author as metadata.
+//
+// The format ([MS-PPT]): a compound file whose "PowerPoint Document" stream is a tree of records. The slides'
+// order is the SlideListWithText of the Document container; each names its Slide container through the persist
+// directory (Current User → the last UserEditAtom → PersistDirectoryAtoms, newest edit first). A shape's text is
+// in its OfficeArtClientTextbox (a TextHeaderAtom giving the text's type, then TextCharsAtom UTF-16 or
+// TextBytesAtom 8-bit text), or, for placeholders PowerPoint itself wrote, in the SlideListWithText under the
+// slide's SlidePersistAtom, which the shape points at with an OutlineTextRefAtom. Notes: the slide's SlideAtom
+// names its Notes container. Read with SheetJS's compound-file reader; records are walked without recursion.
+import { CFB } from '@e965/xlsx';
+import { readSummaryInformation } from './ole-properties.ts';
+import { type SlideContent, renderSlides } from './slides.ts';
+import type { ParsedDocument, ParseOptions } from './types.ts';
+import { escapeHtml } from './xml.ts';
+import { DocumentError } from '../errors.ts';
+
+const RT = {
+  Document: 0x03e8,
+  Slide: 0x03ee,
+  SlideAtom: 0x03ef,
+  Notes: 0x03f0,
+  SlidePersistAtom: 0x03f3,
+  MainMaster: 0x03f8,
+  SlideListWithText: 0x0ff0,
+  UserEditAtom: 0x0ff5,
+  CurrentUserAtom: 0x0ff6,
+  PersistDirectoryAtom: 0x1772,
+  TextHeaderAtom: 0x0f9f,
+  TextCharsAtom: 0x0fa0,
+  TextBytesAtom: 0x0fa8,
+  OutlineTextRefAtom: 0x0f9e,
+  ShapeContainer: 0xf004,
+  PlaceholderAtom: 0x0bc3,
+} as const;
+
+/** TextHeaderAtom text types ([MS-PPT] 2.13.33 TextTypeEnum). */
+const TITLE_TYPES = new Set([0, 6]);
+const BODY_TYPES = new Set([1, 5, 7, 8]);
+const NOTES_TYPE = 2;
+/** The longest first line of an untyped slide read as its title. */
+const UNTYPED_TITLE = 120;
+
+interface Record {
+  type: number;
+  instance: number;
+  /** Where the record's body starts and ends in the stream. */
+  start: number;
+  end: number;
+  container: boolean;
+}
+
+interface TextUnit {
+  type: number;
+  text: string;
+}
+
+function recordAt(s: Buffer, off: number): Record | null {
+  if (off < 0 || off + 8 > s.length) return null;
+  const verInst = s.readUInt16LE(off);
+  const len = s.readUInt32LE(off + 4);
+  const end = off + 8 + len;
+  if (end > s.length) return null;
+  return {
+    type: s.readUInt16LE(off + 2),
+    instance: verInst >> 4,
+    start: off + 8,
+    end,
+    container: (verInst & 0xf) === 0xf,
+  };
+}
+
+/** The records inside a container, depth first, in stream order (an explicit stack: no recursion). */
+function* descendants(s: Buffer, parent: Record): Generator<Record> {
+  const stack: number[][] = [[parent.start, parent.end]];
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    const r = top[0] < top[1] ? recordAt(s, top[0]) : null;
+    if (!r || r.end > top[1]) {
+      stack.pop();
+      continue;
+    }
+    top[0] = r.end;
+    yield r;
+    if (r.container) stack.push([r.start, r.end]);
+  }
+}
+
+function children(s: Buffer, parent: Record): Record[] {
+  const out: Record[] = [];
+  for (let off = parent.start; off < parent.end;) {
+    const r = recordAt(s, off);
+    if (!r || r.end > parent.end) break;
+    out.push(r);
+    off = r.end;
+  }
+  return out;
+}
+
+function atomText(s: Buffer, r: Record): string {
+  const body = s.subarray(r.start, r.end);
+  return r.type === RT.TextCharsAtom ? body.toString('utf16le') : body.toString('latin1');
+}
+
+/** persistId → stream offset, from the newest edit back (newer entries win). */
+function persistDirectory(s: Buffer, currentUser: Buffer | undefined): Map<number, number> {
+  const dir = new Map<number, number>();
+  let edit = currentUser && currentUser.length >= 20 ? currentUser.readUInt32LE(16) : -1;
+  const seen = new Set<number>();
+  while (edit >= 0 && !seen.has(edit)) {
+    seen.add(edit);
+    const r = recordAt(s, edit);
+    if (!r || r.type !== RT.UserEditAtom || r.end - r.start < 16) break;
+    const previous = s.readUInt32LE(r.start + 8);
+    const pd = recordAt(s, s.readUInt32LE(r.start + 12));
+    if (pd && pd.type === RT.PersistDirectoryAtom) {
+      for (let off = pd.start; off + 4 <= pd.end;) {
+        const word = s.readUInt32LE(off);
+        const first = word & 0xfffff;
+        const count = word >>> 20;
+        off += 4;
+        for (let k = 0; k < count && off + 4 <= pd.end; k++, off += 4)
+          if (!dir.has(first + k)) dir.set(first + k, s.readUInt32LE(off));
+      }
+    }
+    edit = previous === 0 ? -1 : previous;
+  }
+  return dir;
+}
+
+/** The text units of a SlideListWithText, by the persist id of the SlidePersistAtom they follow. */
+function listTexts(
+  s: Buffer,
+  slwt: Record | undefined,
+): { order: number[]; texts: Map<number, TextUnit[]>; bySlideId: Map<number, number> } {
+  const order: number[] = [];
+  const texts = new Map<number, TextUnit[]>();
+  const bySlideId = new Map<number, number>();
+  if (!slwt) return { order, texts, bySlideId };
+  let current: TextUnit[] | null = null;
+  for (const r of children(s, slwt)) {
+    if (r.type === RT.SlidePersistAtom && r.end - r.start >= 4) {
+      const id = s.readUInt32LE(r.start);
+      order.push(id);
+      if (r.end - r.start >= 16) bySlideId.set(s.readUInt32LE(r.start + 12), id);
+      texts.set(id, (current = []));
+    } else if (r.type === RT.TextHeaderAtom && current) current.push({ type: s.readUInt32LE(r.start), text: '' });
+    else if ((r.type === RT.TextCharsAtom || r.type === RT.TextBytesAtom) && current?.length)
+      current[current.length - 1].text += atomText(s, r);
+  }
+  return { order, texts, bySlideId };
+}
+
+/** Placeholder types ([MS-PPT] PlaceholderEnum) → the text type they stand for, as PowerPoint's own headers say. */
+const PLACEHOLDER_TEXT: Partial<globalThis.Record<number, number>> = {
+  0x0c: NOTES_TYPE, // NotesBody
+  0x0d: 0, // Title
+  0x0e: 1, // Body
+  0x0f: 6, // CenterTitle
+  0x10: 5, // SubTitle
+  0x11: 0, // VerticalTitle
+  0x12: 1, // VerticalBody
+};
+
+/**
+ * A slide's (or notes page's) text units in shape order: its own text boxes, and the list's text it points at. A
+ * shape that is a placeholder gives its text the placeholder's type (LibreOffice heads all text "other").
+ */
+function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = []): TextUnit[] {
+  const units: TextUnit[] = [];
+  let shape: { end: number; placeholder: number | undefined; units: TextUnit[] } | null = null;
+  const close = () => {
+    if (!shape) return;
+    const type = shape.placeholder === undefined ? undefined : PLACEHOLDER_TEXT[shape.placeholder];
+    for (const u of shape.units) units.push(type === undefined || fromList.includes(u) ? u : { ...u, type });
+    shape = null;
+  };
+  let last: TextUnit | null = null;
+  for (const r of descendants(s, container)) {
+    if (shape && r.start >= shape.end) close();
+    if (r.type === RT.ShapeContainer && !shape) shape = { end: r.end, placeholder: undefined, units: [] };
+    const into = shape ? shape.units : units;
+    if (r.type === RT.PlaceholderAtom && shape && r.end - r.start >= 5) shape.placeholder = s[r.start + 4];
+    else if (r.type === RT.TextHeaderAtom) into.push((last = { type: s.readUInt32LE(r.start), text: '' }));
+    else if ((r.type === RT.TextCharsAtom || r.type === RT.TextBytesAtom) && last) last.text += atomText(s, r);
+    else if (r.type === RT.OutlineTextRefAtom) {
+      const ref = fromList[s.readInt32LE(r.start)];
+      if (ref) into.push(ref);
+      last = null;
+    }
+  }
+  close();
+  return units;
+}
+
+const paragraphs = (text: string) =>
+  text
+    .split('\r')
+    .map((p) => p.replace(/\v/g, ' ').replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+
+function slideContent(units: TextUnit[], notes: TextUnit[]): SlideContent {
+  let title = '';
+  let body = '';
+  // Without placeholders (LibreOffice writes plain text boxes, all "other" text) the first box, one short line,
+  // is the title, as it is on screen.
+  const titled = units.some((u) => TITLE_TYPES.has(u.type) && paragraphs(u.text).length);
+  const firstText = units.find((u) => paragraphs(u.text).length);
+  if (!titled && firstText && paragraphs(firstText.text).length === 1 && firstText.text.length <= UNTYPED_TITLE)
+    title = paragraphs(firstText.text)[0];
+  for (const u of units) {
+    if (u === firstText && title) continue;
+    const ps = paragraphs(u.text);
+    if (!ps.length) continue;
+    if (TITLE_TYPES.has(u.type) && !title) title = ps.join(' ');
+    else if (BODY_TYPES.has(u.type)) body += `<ul>${ps.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul>`;
+    else body += ps.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
+  }
+  // A notes page's text is its notes (the slide image above them has none); a master's prompt text is not copied here.
+  const noteHtml = notes
+    .flatMap((u) => paragraphs(u.text))
+    .map((p) => `<p>${escapeHtml(p)}</p>`)
+    .join('');
+  return { title, body, notes: noteHtml };
+}
+
+export function parsePpt(bytes: Uint8Array, opts: ParseOptions = {}): ParsedDocument {
+  let cfb: ReturnType<typeof CFB.read>;
+  try {
+    cfb = CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { type: 'buffer' });
+  } catch (err) {
+    throw new DocumentError('DOCUMENT_CORRUPT', `The .ppt file could not be read: ${(err as Error).message}`);
+  }
+  const stream = (name: string) => {
+    const e = CFB.find(cfb, name);
+    return e?.content ? Buffer.from(e.content as Uint8Array) : undefined;
+  };
+  const s = stream('PowerPoint Document');
+  if (!s) throw new DocumentError('DOCUMENT_CORRUPT', 'The .ppt file has no PowerPoint Document stream');
+  const user = stream('Current User');
+  // An encrypted presentation says so in its UserEditAtom's encryptSessionPersistIdRef and keeps its records in
+  // an encrypted stream; its text atoms are unreadable.
+  if (stream('EncryptedSummary'))
+    throw new DocumentError('DOCUMENT_ENCRYPTED', 'The presentation is password-protected');
+
+  const dir = persistDirectory(s, user);
+  const at = (persistId: number) => {
+    const off = dir.get(persistId);
+    return off === undefined ? null : recordAt(s, off);
+  };
+  // The Document container: the one the newest edit names, else the first at the top level.
+  let doc: Record | null = null;
+  if (user && user.length >= 20) {
+    const edit = recordAt(s, user.readUInt32LE(16));
+    if (edit?.type === RT.UserEditAtom && edit.end - edit.start >= 20) doc = at(s.readUInt32LE(edit.start + 16));
+  }
+  if (!doc || doc.type !== RT.Document) doc = topLevel(s).find((r) => r.type === RT.Document) ?? null;
+  if (!doc) throw new DocumentError('DOCUMENT_CORRUPT', 'The .ppt file has no Document record');
+
+  const lists = children(s, doc).filter((r) => r.type === RT.SlideListWithText);
+  const slideList = listTexts(
+    s,
+    lists.find((r) => r.instance === 0),
+  );
+  const notesList = listTexts(
+    s,
+    lists.find((r) => r.instance === 2),
+  );
+
+  const slides: SlideContent[] = [];
+  let slideRecords = slideList.order.map((id) => ({ id, record: at(id) }));
+  // Without a usable persist directory, the Slide containers in stream order.
+  if (!slideRecords.length || slideRecords.some((r) => r.record?.type !== RT.Slide))
+    slideRecords = topLevel(s)
+      .filter((r) => r.type === RT.Slide)
+      .map((record, k) => ({ id: slideList.order[k] ?? -1, record }));
+  for (const { id, record } of slideRecords) {
+    if (!record || record.type !== RT.Slide) continue;
+    const units = containerTexts(s, record, slideList.texts.get(id));
+    let notes: TextUnit[] = [];
+    const slideAtom = children(s, record).find((r) => r.type === RT.SlideAtom);
+    // The SlideAtom names its notes page by id; the notes list maps ids to persist ids.
+    const notesId = slideAtom && slideAtom.end - slideAtom.start >= 20 ? s.readUInt32LE(slideAtom.start + 16) : 0;
+    const notesPersist = notesId ? notesList.bySlideId.get(notesId) : undefined;
+    const notesRecord = notesPersist === undefined ? null : at(notesPersist);
+    if (notesRecord?.type === RT.Notes) notes = containerTexts(s, notesRecord, notesList.texts.get(notesPersist!));
+    slides.push(slideContent(units, notes));
+  }
+  const info = stream('\u0005SummaryInformation');
+  const metadata = info ? readSummaryInformation(info) : {};
+  return renderSlides('ppt', slides, metadata, opts);
+}
+
+function topLevel(s: Buffer): Record[] {
+  return children(s, { type: 0, instance: 0, start: 0, end: s.length, container: true });
+}
