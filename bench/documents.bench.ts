@@ -18,8 +18,19 @@
 //    ratio of the p99s (goal < 2×), and the main thread's CPU time per scrape (process.threadCpuUsage):
 //    when that stays flat while the wall time grows, the parse costs the API a core, not event-loop time.
 //
+// 4. Legacy formats (.doc, .rtf, .ppt, .xls: test/fixtures/legacy, written by LibreOffice; the .xls by SheetJS):
+//    files/s of parseDocument against LibreOffice headless converting the same files to text (`soffice
+//    --headless --convert-to txt|csv`, one process per format as a user would run it, startup included) when
+//    `soffice` is on PATH (Debian's libreoffice-*-nogui); skipped with a note otherwise.
+// 5. Peak memory: a child process per case parses a 200-page PDF and a 50,000-row sheet and reports its peak RSS
+//    (process.resourceUsage().maxRSS) beside an idle child's, the baseline of Node and the loaded modules.
+//
 // Figures are printed as `RESULT` lines; a missed goal is reported, never an exit code.
-import { loadavg } from 'node:os';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { utils, write } from '@e965/xlsx';
 import ExcelJS from 'exceljs';
 import { getDocument, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { Pool } from 'undici';
@@ -36,7 +47,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const BIG_PDF_PAGES = 300;
 const API_ROUNDS = 2;
-const PART = process.env.BENCH_DOCUMENTS_PART; // 'pdf' | 'xlsx' | 'api' to run one part
+const PART = process.env.BENCH_DOCUMENTS_PART; // 'pdf' | 'xlsx' | 'api' | 'legacy' | 'rss' to run one part
+const LEGACY_ROUNDS = Number(process.env.BENCH_LEGACY_ROUNDS ?? 20);
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -267,6 +279,86 @@ async function apiPart(): Promise<void> {
   }
 }
 
+// --- 4. Legacy formats against LibreOffice ---
+
+function legacyFiles(): { name: string; kind: 'doc' | 'rtf' | 'ppt' | 'xls'; bytes: Buffer; to: string }[] {
+  const fixture = (name: string) => readFileSync(new URL(`../test/fixtures/legacy/${name}`, import.meta.url));
+  const wb = utils.book_new();
+  const rows = [
+    ['Region', 'City', 'Units', 'Revenue'],
+    ...Array.from({ length: 2000 }, (_, i) => [`R${i % 7}`, `City ${i}`, i, i * 1.5]),
+  ];
+  utils.book_append_sheet(wb, utils.aoa_to_sheet(rows), 'Sales');
+  return [
+    { name: 'report.doc', kind: 'doc', bytes: fixture('report.doc'), to: 'txt:Text' },
+    { name: 'report.rtf', kind: 'rtf', bytes: fixture('report.rtf'), to: 'txt:Text' },
+    { name: 'deck.ppt', kind: 'ppt', bytes: fixture('deck.ppt'), to: 'pdf' },
+    { name: 'sales.xls', kind: 'xls', bytes: Buffer.from(write(wb, { type: 'buffer', bookType: 'biff8' })), to: 'csv' },
+  ];
+}
+
+async function legacyPart(): Promise<void> {
+  const files = legacyFiles();
+  const soffice = spawnSync('soffice', ['--version'], { encoding: 'utf8' });
+  const dir = mkdtempSync(join(tmpdir(), 'gleaner-legacy-'));
+  try {
+    for (const f of files) {
+      for (let i = 0; i < 3; i++) await parseDocument(f.bytes, f.kind); // warm-up
+      const t = performance.now();
+      for (let i = 0; i < LEGACY_ROUNDS; i++) await parseDocument(f.bytes, f.kind);
+      const ours = (LEGACY_ROUNDS / (performance.now() - t)) * 1000;
+      if (soffice.status !== 0) {
+        console.log(
+          `RESULT documents-${f.kind}: ${ours.toFixed(0)} files/s (${f.name}); LibreOffice not installed: no baseline`,
+        );
+        continue;
+      }
+      writeFileSync(join(dir, f.name), f.bytes);
+      // LibreOffice presentations have no text export: PDF stands in (what converting a .ppt costs it).
+      const base: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const s0 = performance.now();
+        execFileSync('soffice', ['--headless', '--convert-to', f.to, '--outdir', join(dir, 'out'), join(dir, f.name)], {
+          stdio: 'ignore',
+        });
+        base.push(performance.now() - s0);
+      }
+      const lo = 1000 / median(base);
+      console.log(
+        `RESULT documents-${f.kind}: ${ours.toFixed(0)} files/s vs LibreOffice headless (${f.to}) ${lo.toFixed(2)} files/s = ${(ours / lo).toFixed(0)}x (${f.name}, ${(f.bytes.length / 1024).toFixed(0)} KB)`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// --- 5. Peak memory of large documents, each in a child process ---
+
+function peakRss(script: string): number {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url).pathname,
+    maxBuffer: 1 << 20,
+  });
+  return Number(/RSS (\d+)/.exec(out)?.[1] ?? NaN) / 1024;
+}
+
+async function rssPart(): Promise<void> {
+  const prelude = `import { parseDocument } from './src/documents/index.ts'; import { buildTextPdf, buildLargeXlsx } from './test/fixtures/site/documents.ts';`;
+  const report = `console.log('RSS ' + process.resourceUsage().maxRSS);`;
+  const idle = peakRss(`${prelude} ${report}`);
+  const pdf = peakRss(`${prelude} const b = buildTextPdf(200); await parseDocument(b, 'pdf'); ${report}`);
+  const sheet = peakRss(
+    `${prelude} const b = buildLargeXlsx(1, 50000); await parseDocument(b, 'xlsx', { maxRows: 50000, maxCells: 1000000 }); ${report}`,
+  );
+  console.log(
+    `RESULT documents-rss: peak RSS parsing a 200-page PDF ${pdf.toFixed(0)} MB, a 50,000-row sheet ${sheet.toFixed(0)} MB; an idle process with the same modules ${idle.toFixed(0)} MB (= ${(pdf / idle).toFixed(2)}x and ${(sheet / idle).toFixed(2)}x)`,
+  );
+}
+
 if (!PART || PART === 'pdf') await pdfPart();
 if (!PART || PART === 'xlsx') await xlsxPart();
 if (!PART || PART === 'api') await apiPart();
+if (!PART || PART === 'legacy') await legacyPart();
+if (!PART || PART === 'rss') await rssPart();

@@ -3,7 +3,8 @@
 // Links between chapters stay relative as written (`chapter2.xhtml#s1`); images keep their
 // relative paths. Chapters are separated by a blank line; numPages = chapters in the spine;
 // `pages` (with ParseOptions.pages) = each chapter's markdown. Metadata: title, author (first
-// creators), language, identifier, publisher, date, description, subject.
+// creators), language, identifier, publisher, date, description, subject; the markdown opens with them too (the
+// title as a heading, then author, language, publisher and date, then the description), before the chapters.
 import { toMarkdown } from './html-builder.ts';
 import { compact, open, readXml, resolvePart } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
@@ -68,11 +69,34 @@ export async function parseEpub(bytes: Uint8Array, opts: ParseOptions = {}): Pro
   }
   const doc: ParsedDocument = {
     kind: 'epub',
-    markdown: chapters.filter(Boolean).join('\n\n'),
+    markdown: [metadataBlock(metadata), ...chapters].filter(Boolean).join('\n\n'),
     metadata: compact(metadata),
     numPages: chapters.length,
     warnings,
   };
   if (opts.pages) doc.pages = chapters.map((markdown, i) => ({ pageNumber: i + 1, markdown }));
   return doc;
+}
+
+const BLOCK_FIELDS: [key: string, label: string][] = [
+  ['author', 'Author'],
+  ['language', 'Language'],
+  ['publisher', 'Publisher'],
+  ['date', 'Date'],
+];
+
+/** The book's metadata as the start of its markdown: what a reader sees on a catalogue card. */
+function metadataBlock(metadata: Record<string, string | undefined>): string {
+  const parts: string[] = [];
+  if (metadata.title) parts.push(`# ${escapeInline(metadata.title)}`);
+  const fields = BLOCK_FIELDS.filter(([k]) => metadata[k]).map(
+    ([k, label]) => `- **${label}:** ${escapeInline(metadata[k]!)}`,
+  );
+  if (fields.length) parts.push(fields.join('\n'));
+  if (metadata.description) parts.push(escapeInline(metadata.description));
+  return parts.join('\n\n');
+}
+
+function escapeInline(text: string): string {
+  return text.replace(/([\\`*_[\]<>])/g, '\\$1');
 }
