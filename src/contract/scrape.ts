@@ -372,11 +372,15 @@ export const scrapeDocument = z
     pages: z
       .array(z.object({ pageNumber: z.number().int(), markdown: z.string() }))
       .optional()
-      .describe('Per-page markdown of a document (parsers [{type: "pdf", pages: true}]; slides of a presentation)'),
+      .describe(
+        'Per-page markdown of a document: PDF pages, slides, sheets (by default on POST /v2/parse; parsers [{type: "pdf", pages: true}] on a scrape)',
+      ),
     blocks: z
       .array(documentBlock)
       .optional()
-      .describe('Layout items per page of a PDF (parsers [{type: "pdf", blocks: true}])'),
+      .describe(
+        'Layout items per page of a PDF (by default on POST /v2/parse; parsers [{type: "pdf", blocks: true}] on a scrape)',
+      ),
     links: z.array(z.string()).optional(),
     images: z.array(z.string()).optional(),
     attributes: z

@@ -207,6 +207,9 @@ export class UploadParser {
   }
 }
 
+/** Kinds whose parse answers carry `pages` by default: one entry per page, slide or sheet. */
+const PAGINATED = new Set<string>(['pdf', 'pptx', 'ppt', 'odp', 'xlsx', 'xls', 'ods']);
+
 interface UploadPlan {
   formats: FormatPlan;
   /** Formats other than rawBase64 were asked: the document is converted. */
@@ -257,6 +260,10 @@ function planParse(opts: ParseOptionsInput, kind: DocumentKind): UploadPlan {
   }
   const pdfEntry = parsers?.find((p) => p === 'pdf' || (typeof p !== 'string' && p.type === 'pdf'));
   const parser: PdfParserOptions = pdfEntry && typeof pdfEntry !== 'string' ? { ...pdfEntry } : {};
+  // A paginated document answers with its pages (PDF pages, slides, sheets) unless asked not to, and a PDF with
+  // its layout blocks too, except beside redactPII (blocks index the unredacted text).
+  if (PAGINATED.has(kind)) parser.pages ??= true;
+  if (kind === 'pdf') parser.blocks ??= !opts.redactPII;
   // parsers: [] (no pdf parser): a PDF comes back base64-encoded, unconverted.
   const pdfRaw = kind === 'pdf' && parsers !== undefined && !pdfEntry;
   const others = list.filter((f) => (typeof f === 'string' ? f : f.type) !== 'rawBase64');

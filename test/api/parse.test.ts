@@ -75,8 +75,24 @@ describe('conversion', () => {
     assert.match(d.markdown, /Executive Summary/);
     assert.match(d.markdown, /\| North \| 1,200,000 \| 12% \|/);
     assert.doesNotMatch(d.markdown, /Page 1 of 3/);
-    assert.equal(d.pages, undefined);
-    assert.equal(d.blocks, undefined);
+    // A paginated document answers with its pages and (a PDF) its layout blocks unless asked not to.
+    assert.deepEqual(
+      d.pages.map((p: { pageNumber: number }) => p.pageNumber),
+      [1, 2, 3],
+    );
+    assert.match(d.pages[0].markdown, /Executive Summary/);
+    assert.equal(d.blocks.length, 3);
+    const bare = await api.parse(buildReportPdf(), 'report.pdf', {
+      parsers: [{ type: 'pdf', pages: false, blocks: false }],
+    });
+    assert.equal(bare.status, 200, JSON.stringify(bare.json));
+    assert.equal(bare.json.data.pages, undefined);
+    assert.equal(bare.json.data.blocks, undefined);
+    // Beside redactPII a PDF leaves its blocks out by default (they index the unredacted text), rather than a 400.
+    const redacted = await api.parse(buildReportPdf(), 'report.pdf', { redactPII: true });
+    assert.equal(redacted.status, 200, JSON.stringify(redacted.json));
+    assert.equal(redacted.json.data.blocks, undefined);
+    assert.equal(redacted.json.data.pages.length, 3);
     assert.equal(d.metadata.title, t.title);
     assert.equal(d.metadata.author, t.author);
     assert.equal(d.metadata.numPages, 3);
@@ -228,6 +244,7 @@ describe('conversion', () => {
     );
     const xls = await api.parse(Buffer.from(write(xlsBook, { type: 'buffer', bookType: 'biff8' })), 'old.xls');
     assert.equal(xls.status, 200, JSON.stringify(xls.json));
+    assert.deepEqual(xls.json.data.pages, [{ pageNumber: 1, markdown: xls.json.data.markdown }]);
     assert.match(xls.json.data.markdown, /^## Legacy\n\n\| Region \| Units \|\n\| --- \| --- \|\n\| North \| 120 \|/);
     assert.equal(xls.json.data.metadata.provider.id, 'gleaner-xls');
     const csv = await api.parse(buildCsv(), 'data.csv', undefined, { type: 'text/csv' });
