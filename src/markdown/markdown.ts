@@ -34,6 +34,7 @@ import {
 import { F_DEL, F_EM, F_LINK, F_STRONG } from './inline.ts';
 import { ListWriter } from './lists.ts';
 import { type CellRenderer, dataTable, escapePipes, layoutGrid, tableLines } from './tables.ts';
+import { unwrapSearchRedirect } from './redirects.ts';
 import { linkDestination, linkTitle, longestBacktickRun } from './text.ts';
 
 export interface MarkdownOptions {
@@ -163,7 +164,7 @@ class Converter extends ListWriter implements CellRenderer {
         const h = href.trim();
         if (SCRIPT_URL.test(h)) return X_NONE;
         this.linkDepth++;
-        this.pushFrame(F_LINK, linkDestination(this.resolve(h)), linkTitle(a.title));
+        this.pushFrame(F_LINK, linkDestination(unwrapSearchRedirect(this.resolve(h))), linkTitle(a.title));
         return X_FRAME;
       }
       case K_BR:

@@ -1,6 +1,7 @@
 // The transform stage for HTML: parse once, read what needs the whole page (metadata, links,
 // images, attributes), then filter to the content (onlyMainContent, include/exclude tags, ads)
 // and render the requested formats from that one tree.
+import { unwrapSearchRedirect } from '../../markdown/redirects.ts';
 import { selectAll } from 'css-select';
 import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
@@ -120,7 +121,7 @@ function absolute(href: string, base: string): string | undefined {
 function collectLinks(doc: Document, base: string): string[] {
   const seen = new Set<string>();
   for (const a of safeSelect('a[href], area[href]', doc)) {
-    const href = absolute(a.attribs.href, base);
+    const href = absolute(unwrapSearchRedirect(a.attribs.href), base);
     if (!href) continue;
     seen.add(href.split('#', 1)[0]);
   }
