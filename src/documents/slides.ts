@@ -3,7 +3,8 @@
 //
 // Under the heading: the slide's other text in shape order (body placeholders and bulleted
 // paragraphs as list items with their levels, other text as paragraphs), tables as GFM tables,
-// pictures as `![alt](target)`, then the speaker notes as a blockquote that starts with a bold
+// pictures as `![alt](target)`, charts as their title and data (a column per series, a row per category), then
+// the speaker notes as a blockquote that starts with a bold
 // "Notes:" line. A slide without a title is `## Slide N`. numPages = slides; `pages` (with
 // ParseOptions.pages) = each slide's markdown.
 import type { Element } from 'domhandler';
@@ -117,7 +118,57 @@ function pptxTable(tbl: Element, rels: Map<string, Rel>): string {
   return tableHtml(rows);
 }
 
-function shapesHtml(tree: Element, rels: Map<string, Rel>, slide: { title: string }): string {
+/**
+ * A chart part (DrawingML chart) → its title and its data as a table: a column per series (its name), a row per
+ * category, the values as the chart caches them. Scatter charts' x values stand in for categories.
+ */
+function chartHtml(chart: Element): string {
+  const plot = descendant(chart, 'plotArea');
+  if (!plot) return '';
+  const series = descendants(plot, 'ser').map((ser) => ({
+    name: cachedValues(kid(ser, 'tx'))[0] ?? '',
+    categories: cachedValues(kid(ser, 'cat') ?? kid(ser, 'xVal')),
+    values: cachedValues(kid(ser, 'val') ?? kid(ser, 'yVal')),
+  }));
+  if (!series.length) return '';
+  const categories = series.find((x) => x.categories.length)?.categories ?? [];
+  const rowCount = Math.max(categories.length, ...series.map((x) => x.values.length));
+  const rows: string[][] = [['', ...series.map((x, i) => escapeHtml(x.name || `Series ${i + 1}`))]];
+  for (let r = 0; r < rowCount; r++)
+    rows.push([escapeHtml(categories[r] ?? ''), ...series.map((x) => escapeHtml(x.values[r] ?? ''))]);
+  const titleEl = kid(descendant(chart, 'chart') ?? chart, 'title');
+  const title = titleEl
+    ? descendants(titleEl, 't')
+        .map((t) => textOf(t))
+        .join('')
+        .trim()
+    : '';
+  return `<p>${escapeHtml(title ? `Chart: ${title}` : 'Chart')}</p>${tableHtml(rows)}`;
+}
+
+/** The cached points of a chart reference (strRef/numRef/strLit/numLit), in index order. */
+function cachedValues(ref: Element | undefined): string[] {
+  if (!ref) return [];
+  const out: string[] = [];
+  for (const pt of descendants(ref, 'pt')) {
+    const idx = Number(attr(pt, 'idx') ?? out.length);
+    const v = kid(pt, 'v');
+    if (v && Number.isInteger(idx) && idx >= 0 && idx < 100_000) out[idx] = textOf(v).trim();
+  }
+  // A series name written inline (<c:tx><c:v>Sales</c:v></c:tx>) has no points.
+  if (!out.length) {
+    const v = kid(ref, 'v');
+    if (v) out.push(textOf(v).trim());
+  }
+  return Array.from(out, (x) => x ?? '');
+}
+
+function shapesHtml(
+  tree: Element,
+  rels: Map<string, Rel>,
+  slide: { title: string },
+  charts: Map<string, string>,
+): string {
   let out = '';
   for (const el of kids(tree)) {
     const n = local(el.name);
@@ -142,10 +193,13 @@ function shapesHtml(tree: Element, rels: Map<string, Rel>, slide: { title: strin
       }
       if (type === 'dt' || type === 'ftr' || type === 'sldNum' || type === 'hdr' || type === 'sldImg') continue;
       out += txBodyHtml(body, type === 'obj' || type === 'body', rels);
-    } else if (n === 'grpSp') out += shapesHtml(el, rels, slide);
+    } else if (n === 'grpSp') out += shapesHtml(el, rels, slide, charts);
     else if (n === 'graphicFrame') {
       const tbl = descendant(el, 'tbl');
       if (tbl) out += pptxTable(tbl, rels);
+      const chart = descendant(el, 'chart');
+      const chartRel = chart && relAttr(chart);
+      if (chartRel) out += charts.get(chartRel) ?? '';
     } else if (n === 'pic') {
       const blip = descendant(el, 'blip');
       const rel = blip ? rels.get(relAttr(blip, 'embed') ?? relAttr(blip, 'link') ?? '') : undefined;
@@ -156,7 +210,7 @@ function shapesHtml(tree: Element, rels: Map<string, Rel>, slide: { title: strin
       }
     } else if (n === 'AlternateContent') {
       const choice = kid(el, 'Choice') ?? kid(el, 'Fallback');
-      if (choice) out += shapesHtml(choice, rels, slide);
+      if (choice) out += shapesHtml(choice, rels, slide, charts);
     }
   }
   return out;
@@ -180,7 +234,14 @@ export async function parsePptx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     const rels = await readRels(zip, part);
     const slide = { title: '' };
     const tree = descendant(xml, 'spTree');
-    const body = tree ? shapesHtml(tree, rels, slide) : '';
+    // Charts live in parts of their own: read before the (synchronous) walk of the shapes.
+    const charts = new Map<string, string>();
+    for (const [id, r] of rels) {
+      if (!r.type.endsWith('/chart') || r.external) continue;
+      const cp = resolvePart(part, r.target);
+      if (zip.has(cp)) charts.set(id, chartHtml(await readXml(zip, cp)));
+    }
+    const body = tree ? shapesHtml(tree, rels, slide, charts) : '';
     let notes = '';
     for (const r of rels.values()) {
       if (!r.type.endsWith('/notesSlide')) continue;
