@@ -304,13 +304,17 @@ describe('conversion', () => {
 });
 
 describe('errors', () => {
-  test('options not JSON, no file part, unknown option keys → 400 naming them', async () => {
+  test('options not JSON, no file part, an empty file, unknown option keys → 400 naming them', async () => {
     const notJson = await api.parseRaw(buildReportPdf(), 'r.pdf', '{formats:', { optionsAs: 'raw' });
     assertError(notJson, 400, 'BAD_REQUEST', /options/);
     const notJsonPart = await api.parseRaw(buildReportPdf(), 'r.pdf', 'nope', { optionsAs: 'raw' });
     assertError(notJsonPart, 400, 'BAD_REQUEST', /options/);
     const noFile = await api.parseRaw(undefined, '', { formats: ['markdown'] });
     assertError(noFile, 400, 'BAD_REQUEST', /file/);
+    for (const name of ['empty.pdf', 'empty.txt', 'empty.docx']) {
+      const empty = await api.parse(Buffer.alloc(0), name);
+      assertError(empty, 400, 'BAD_REQUEST', /file: the file is empty/);
+    }
     const unknown = await api.parseRaw(buildReportPdf(), 'r.pdf', { formats: ['markdown'], bogus: 1 });
     assertError(unknown, 400, 'BAD_REQUEST', /options\.bogus/);
     const json = await api('POST', '/v2/parse', { file: 'x' });

@@ -186,6 +186,8 @@ export async function parseRoutes(
         throw err;
       });
       if (!upload) throw badRequest('file', 'required: a part "file" with the document bytes');
+      // Nothing to convert (and nothing to charge for): a clear answer, not an empty document.
+      if (!upload.bytes.length) throw badRequest('file', 'the file is empty (0 bytes)');
       const opts = validateOptions(rawOptions);
 
       const document = await uploadParser.parse(request.caller, upload, opts);
