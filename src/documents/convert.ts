@@ -58,9 +58,16 @@ export async function convertDocument(
   parser: PdfParserOptions,
   timeoutMs: number,
   signal?: AbortSignal,
+  { embedImages }: { embedImages?: boolean } = {},
 ): Promise<ConvertedDocument> {
   const { mode, maxPages, pages, blocks, pageMarkers } = parser;
-  const result = await pool.parse(bytes, kind, { mode, maxPages, pages, blocks, pageMarkers }, timeoutMs, signal);
+  const result = await pool.parse(
+    bytes,
+    kind,
+    { mode, maxPages, pages, blocks, pageMarkers, embedImages },
+    timeoutMs,
+    signal,
+  );
   const parsed = result.document;
   const metadata: Record<string, string | number> = {};
   for (const [k, v] of Object.entries(parsed.metadata))

@@ -13,7 +13,17 @@
 // - Metadata from docProps/core.xml.
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
-import { compact, coreProperties, mainPart, open, readRels, readXml, type Rel, resolvePart } from './package.ts';
+import {
+  compact,
+  coreProperties,
+  mainPart,
+  open,
+  readRels,
+  readXml,
+  type Rel,
+  resolvePart,
+  imageSources,
+} from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, isElement, kid, kids, local, relAttr, textOf } from './xml.ts';
 import { throwIfAborted } from './zip.ts';
@@ -21,6 +31,8 @@ import { DocumentError } from '../errors.ts';
 
 interface Ctx {
   rels: Map<string, Rel>;
+  /** Relationship id → data: URI of the picture, when the caller embeds pictures. */
+  imageSrc: Map<string, string>;
   headingOf: (styleId: string) => number;
   listFormat: (numId: string, ilvl: number) => 'bullet' | 'ordered' | null;
   notes: Map<string, { n: number; kind: 'footnote' | 'endnote' }>;
@@ -97,7 +109,9 @@ export async function parseDocx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     return fmt === 'bullet' || fmt === 'none' ? 'bullet' : 'ordered';
   };
 
-  const ctx: Ctx = { rels, headingOf, listFormat, notes: new Map(), noteText: new Map(), noteOrder: [] };
+  const warnings: string[] = [];
+  const imageSrc = await imageSources(zip, main, rels, opts.embedImages, warnings);
+  const ctx: Ctx = { rels, imageSrc, headingOf, listFormat, notes: new Map(), noteText: new Map(), noteOrder: [] };
   const doc = await readXml(zip, main);
   const body = descendant(doc, 'body');
   if (!body) throw new DocumentError('DOCUMENT_CORRUPT', 'DOCX has no document body');
@@ -113,12 +127,14 @@ export async function parseDocx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     for (const note of kids(root, kind.slice(0, -1))) {
       const id = `${kind.slice(0, -1)}:${attr(note, 'id')}`;
       if (!ctx.notes.has(id)) continue;
-      const paras = kids(note, 'p').map((p) => toMarkdown(runsToHtml(paragraphRuns(p, { ...ctx, rels: noteRels }))));
+      // A note's pictures are its part's own (its relationship ids are not the body's): their paths.
+      const noteCtx = { ...ctx, rels: noteRels, imageSrc: new Map<string, string>() };
+      const paras = kids(note, 'p').map((p) => toMarkdown(runsToHtml(paragraphRuns(p, noteCtx))));
       ctx.noteText.set(id, paras.filter(Boolean).join(' '));
     }
   }
 
-  let markdown = toMarkdown(html);
+  let markdown = toMarkdown(html, opts.embedImages);
   if (ctx.noteOrder.length) {
     for (const id of ctx.noteOrder) markdown = markdown.replace(FN(ctx.notes.get(id)!.n), `[^${ctx.notes.get(id)!.n}]`);
     markdown +=
@@ -126,7 +142,7 @@ export async function parseDocx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
       ctx.noteOrder.map((id) => `[^${ctx.notes.get(id)!.n}]: ${ctx.noteText.get(id) ?? ''}`.trimEnd()).join('\n');
   }
   const metadata = compact(await coreProperties(zip));
-  return { kind: 'docx', markdown, metadata, numPages: 1, warnings: [] };
+  return { kind: 'docx', markdown, metadata, numPages: 1, warnings };
 }
 
 function blocksToHtml(blocks: Element[], ctx: Ctx, signal: AbortSignal | undefined): string {
@@ -300,5 +316,5 @@ function image(el: Element, ctx: Ctx): string | undefined {
   const alt =
     (docPr && (attr(docPr, 'descr') || attr(docPr, 'title') || attr(docPr, 'name'))) || attr(blip, 'title') || '';
   const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  return `<img src="${esc(rel.target)}" alt="${esc(alt)}">`;
+  return `<img src="${esc(ctx.imageSrc.get(id!) ?? rel.target)}" alt="${esc(alt)}">`;
 }

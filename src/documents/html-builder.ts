@@ -97,6 +97,7 @@ export function tableHtml(rows: string[][]): string {
   return s + '</table>';
 }
 
-export function toMarkdown(html: string): string {
-  return htmlToMarkdown(html).trim();
+/** HTML → markdown; `keepDataImages` when the caller asked for pictures as data: URIs (else they are placeholders). */
+export function toMarkdown(html: string, keepDataImages = false): string {
+  return htmlToMarkdown(html, { removeBase64Images: !keepDataImages }).trim();
 }

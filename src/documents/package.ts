@@ -148,3 +148,59 @@ export function compact(
   for (const [k, v] of Object.entries(meta)) if (v !== undefined && v !== '') out[k] = v;
   return out;
 }
+
+const IMAGE_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  bmp: 'image/bmp',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+};
+/** Pictures larger than this stay as their path, and all embedded pictures of a document hold at most TOTAL bytes. */
+const EMBED_MAX_IMAGE = 5 * 1024 * 1024;
+const EMBED_MAX_TOTAL = 20 * 1024 * 1024;
+
+/** What one document may embed in all (pass the same budget to every part's imageSources). */
+export function imageBudget(): { left: number } {
+  return { left: EMBED_MAX_TOTAL };
+}
+
+/**
+ * The src of each picture a part's relationships name: with `embed`, a data: URI of the picture's bytes (formats a
+ * browser shows; others, EMF/WMF, and pictures over the size bounds keep their path, with a warning), else nothing
+ * (callers write the path as the package has it).
+ */
+export async function imageSources(
+  zip: ZipArchive,
+  part: string,
+  rels: Map<string, Rel>,
+  embed: boolean | undefined,
+  warnings: string[],
+  budget: { left: number } = imageBudget(),
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!embed) return out;
+  for (const [id, r] of rels) {
+    if (!r.type.endsWith('/image') || r.external) continue;
+    const path = resolvePart(part, r.target);
+    const type = IMAGE_TYPES[path.split('.').pop()?.toLowerCase() ?? ''];
+    if (!type || !zip.has(path)) continue;
+    const bytes = await zip.readBytes(path);
+    if (bytes.length > EMBED_MAX_IMAGE || bytes.length > budget.left) {
+      warnings.push(
+        `Picture ${r.target} (${Math.round(bytes.length / 1024)} KB) left as its path: over the embedding bound`,
+      );
+      continue;
+    }
+    budget.left -= bytes.length;
+    out.set(
+      id,
+      `data:${type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`,
+    );
+  }
+  return out;
+}

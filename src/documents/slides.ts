@@ -20,6 +20,8 @@ import {
   readXml,
   type Rel,
   resolvePart,
+  imageBudget,
+  imageSources,
 } from './package.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { attr, descendant, descendants, escapeHtml, kid, kids, local, relAttr, textOf } from './xml.ts';
@@ -39,19 +41,20 @@ export function renderSlides(
   slides: SlideContent[],
   metadata: ParsedDocument['metadata'],
   opts: ParseOptions,
+  warnings: string[] = [],
 ): ParsedDocument {
   const sections = slides.map((s, i) => {
     const title = s.title.replace(/\s+/g, ' ').trim();
     let html = `<h2>Slide ${i + 1}${title ? `: ${escapeHtml(title)}` : ''}</h2>${s.body}`;
     if (s.notes.trim()) html += `<blockquote><p><strong>Notes:</strong></p>${s.notes}</blockquote>`;
-    return toMarkdown(html);
+    return toMarkdown(html, opts.embedImages);
   });
   const doc: ParsedDocument = {
     kind,
     markdown: sections.join('\n\n'),
     metadata,
     numPages: slides.length,
-    warnings: [],
+    warnings,
   };
   if (opts.pages) doc.pages = sections.map((markdown, i) => ({ pageNumber: i + 1, markdown }));
   return doc;
@@ -168,6 +171,7 @@ function shapesHtml(
   rels: Map<string, Rel>,
   slide: { title: string },
   charts: Map<string, string>,
+  images: Map<string, string>,
 ): string {
   let out = '';
   for (const el of kids(tree)) {
@@ -193,7 +197,7 @@ function shapesHtml(
       }
       if (type === 'dt' || type === 'ftr' || type === 'sldNum' || type === 'hdr' || type === 'sldImg') continue;
       out += txBodyHtml(body, type === 'obj' || type === 'body', rels);
-    } else if (n === 'grpSp') out += shapesHtml(el, rels, slide, charts);
+    } else if (n === 'grpSp') out += shapesHtml(el, rels, slide, charts, images);
     else if (n === 'graphicFrame') {
       const tbl = descendant(el, 'tbl');
       if (tbl) out += pptxTable(tbl, rels);
@@ -206,11 +210,12 @@ function shapesHtml(
       if (rel) {
         const cNvPr = descendant(el, 'cNvPr');
         const alt = (cNvPr && (attr(cNvPr, 'descr') || attr(cNvPr, 'name'))) || '';
-        out += `<p><img src="${escapeHtml(rel.target)}" alt="${escapeHtml(alt)}"></p>`;
+        const id = relAttr(blip!, 'embed') ?? '';
+        out += `<p><img src="${escapeHtml(images.get(id) ?? rel.target)}" alt="${escapeHtml(alt)}"></p>`;
       }
     } else if (n === 'AlternateContent') {
       const choice = kid(el, 'Choice') ?? kid(el, 'Fallback');
-      if (choice) out += shapesHtml(choice, rels, slide, charts);
+      if (choice) out += shapesHtml(choice, rels, slide, charts, images);
     }
   }
   return out;
@@ -227,6 +232,8 @@ export async function parsePptx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     if (rel) slideParts.push(resolvePart(pres, rel.target));
   }
   const slides: SlideContent[] = [];
+  const warnings: string[] = [];
+  const budget = imageBudget();
   for (const part of slideParts) {
     throwIfAborted(opts.signal);
     if (!zip.has(part)) throw new DocumentError('DOCUMENT_CORRUPT', `PPTX slide ${part} is missing`);
@@ -241,7 +248,8 @@ export async function parsePptx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
       const cp = resolvePart(part, r.target);
       if (zip.has(cp)) charts.set(id, chartHtml(await readXml(zip, cp)));
     }
-    const body = tree ? shapesHtml(tree, rels, slide, charts) : '';
+    const images = await imageSources(zip, part, rels, opts.embedImages, warnings, budget);
+    const body = tree ? shapesHtml(tree, rels, slide, charts, images) : '';
     let notes = '';
     for (const r of rels.values()) {
       if (!r.type.endsWith('/notesSlide')) continue;
@@ -258,7 +266,7 @@ export async function parsePptx(bytes: Uint8Array, opts: ParseOptions = {}): Pro
     }
     slides.push({ title: slide.title, body, notes });
   }
-  return renderSlides('pptx', slides, compact(await coreProperties(zip)), opts);
+  return renderSlides('pptx', slides, compact(await coreProperties(zip)), opts, warnings);
 }
 
 // ---------------------------------------------------------------------------------------------

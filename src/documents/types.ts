@@ -37,6 +37,8 @@ export interface ParseOptions {
   pageMarkers?: boolean;
   /** Bound on decompressed bytes of office/epub containers (zip-bomb guard). */
   maxUnpackedBytes?: number;
+  /** DOCX/PPTX: pictures as data: URIs (the caller keeps base64 images), else `![alt](their path in the package)`. */
+  embedImages?: boolean;
   /** XLSX/ODS/CSV: at most this many rows per sheet (default 10,000); a warning names what was left out. */
   maxRows?: number;
   /** XLSX/ODS/CSV: at most this many non-empty cells over all sheets (default 1,000,000). */

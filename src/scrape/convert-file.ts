@@ -47,7 +47,9 @@ export async function convertFile(
   let converted;
   try {
     // A copy: the bytes are transferred to the worker, and the page may be the cached one.
-    converted = await convertDocument(d.parsePool, new Uint8Array(page.body), kind, parser, remaining, time.deadline);
+    converted = await convertDocument(d.parsePool, new Uint8Array(page.body), kind, parser, remaining, time.deadline, {
+      embedImages: req.removeBase64Images === false,
+    });
   } catch (err) {
     if (err instanceof DocumentError)
       throw documentApiError(err, { unsupported: 'SCRAPE_UNSUPPORTED_FILE_ERROR', timeout: 'SCRAPE_TIMEOUT' });

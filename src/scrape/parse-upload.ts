@@ -161,7 +161,9 @@ export class UploadParser {
         steps = [{ provider: 'html', status: 'matched', creditsCost: 1 }];
       } else {
         const bytes = new Uint8Array(upload.bytes.buffer, upload.bytes.byteOffset, upload.bytes.byteLength);
-        const converted = await convertDocument(pool, bytes, kind, plan.parser, opts.timeout);
+        const converted = await convertDocument(pool, bytes, kind, plan.parser, opts.timeout, undefined, {
+          embedImages: opts.removeBase64Images === false,
+        });
         markdown = converted.markdown;
         Object.assign(doc.metadata, converted.metadata);
         warnings.push(...converted.warnings);

@@ -13,6 +13,7 @@ import {
   buildPng,
   buildPptx,
   buildReportPdf,
+  buildRichDocx,
   buildTextPdf,
   buildXlsx,
   documentTexts,
@@ -251,6 +252,15 @@ describe('conversion', () => {
     assert.equal(csv.status, 200, JSON.stringify(csv.json));
     assert.match(csv.json.data.markdown, /^\|.*\|$/m);
     assert.equal(csv.json.data.metadata.provider.id, 'gleaner-csv');
+  });
+
+  test('pictures in a DOCX: their path by default, data: URIs with removeBase64Images false', async () => {
+    const plain = await api.parse(buildRichDocx(), 'guide.docx');
+    assert.equal(plain.status, 200, JSON.stringify(plain.json));
+    assert.match(plain.json.data.markdown, /!\[Gleaner logo\]\(media\/image1\.png\)/);
+    const kept = await api.parse(buildRichDocx(), 'guide.docx', { removeBase64Images: false });
+    assert.equal(kept.status, 200, JSON.stringify(kept.json));
+    assert.match(kept.json.data.markdown, /!\[Gleaner logo\]\(data:image\/png;base64,[A-Za-z0-9+/=]+\)/);
   });
 
   test('CSV, TSV and text in legacy charsets (Shift-JIS, GB18030, windows-1251): detected, not 415', async () => {
