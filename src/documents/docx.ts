@@ -9,7 +9,9 @@
 //   Paragraphs inside a cell are joined with `<br>`.
 // - Hyperlinks → [text](target of the relationship, or #anchor); bold/italic runs; images →
 //   `![alt](media/image1.png)` (the relationship target as written; alt from the drawing's descr,
-//   else its name); footnotes and endnotes → `[^n]` references and definitions at the end.
+//   else its name), or data: URIs with ParseOptions.embedImages; footnotes and endnotes → `[^n]`
+//   references and definitions at the end; text boxes (w:txbxContent) → their paragraphs where the box
+//   is anchored (a box given twice, DrawingML and its VML fallback, once).
 // - Metadata from docProps/core.xml.
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
@@ -154,6 +156,12 @@ function blocksToHtml(blocks: Element[], ctx: Ctx, signal: AbortSignal | undefin
       if (++count % 500 === 0) throwIfAborted(signal);
       const name = local(el.name);
       if (name === 'p') {
+        // Text boxes anchored in the paragraph: their paragraphs first, where the box sits (as Word lays it out).
+        const boxes = textBoxes(el);
+        if (boxes.length) {
+          out += list.flush();
+          for (const box of boxes) walk(kids(box));
+        }
         const pPr = kid(el, 'pPr');
         const inline = runsToHtml(paragraphRuns(el, ctx));
         const numPr = pPr && kid(pPr, 'numPr');
@@ -188,6 +196,26 @@ function blocksToHtml(blocks: Element[], ctx: Ctx, signal: AbortSignal | undefin
   };
   walk(blocks);
   return out + list.flush();
+}
+
+/**
+ * The text boxes in a paragraph (w:txbxContent, in a DrawingML shape or a VML one), outermost only; of a shape
+ * given twice (mc:AlternateContent's Choice and its VML Fallback), the Choice's.
+ */
+function textBoxes(p: Element): Element[] {
+  const out: Element[] = [];
+  const stack: Element[] = [p];
+  while (stack.length) {
+    const el = stack.pop()!;
+    for (let i = el.children.length - 1; i >= 0; i--) {
+      const k = el.children[i];
+      if (k.type !== 'tag') continue;
+      const n = local((k as Element).name);
+      if (n === 'txbxContent') out.push(k as Element);
+      else if (n !== 'Fallback') stack.push(k as Element);
+    }
+  }
+  return out;
 }
 
 function tableRows(tbl: Element, ctx: Ctx): string[][] {
