@@ -4,8 +4,8 @@
 // with their text at the end (as DOCX), text boxes (\shptxt) in place, and the \info title, author and subject as
 // metadata. Text: \uN characters (skipping their \ucN fallbacks) and \'hh bytes in the document's ANSI code page
 // (\ansicpg: windows-125x, Shift-JIS 932, GBK 936, EUC-KR 949, Big5 950), byte runs decoded together so
-// double-byte characters survive. Left out: fonts, colours, styles' looks, pictures, fields' instructions (their
-// results stay), comments, page headers and footers.
+// double-byte characters survive. A HYPERLINK field is a link (`[its result](its target)`; other fields keep their
+// result's text). Left out: fonts, colours, styles' looks, pictures, comments, page headers and footers.
 //
 // One pass over the bytes, no recursion (a deeply nested file cannot overflow the stack); groups deeper than
 // MAX_DEPTH are DOCUMENT_CORRUPT.
@@ -45,7 +45,6 @@ const SKIPPED = new Set([
   'ftnsepc',
   'aftnsep',
   'aftnsepc',
-  'fldinst',
   'bkmkstart',
   'bkmkend',
   'atnid',
@@ -112,7 +111,9 @@ interface Group {
   /** Text here is dropped. */
   skip: boolean;
   /** Where text goes: the body, a footnote, the list marker, an \info field. */
-  into: 'body' | 'note' | 'listtext' | 'info';
+  into: 'body' | 'note' | 'listtext' | 'info' | 'fldinst';
+  /** A field result group that is a hyperlink: its target, and where its text starts in the text it goes to. */
+  link?: { url: string; sink: 'note' | 'cell' | 'para'; start: number };
   infoKey?: string;
   /** Fallback characters after \uN. */
   uc: number;
@@ -123,6 +124,11 @@ interface Paragraph {
   heading: number;
   list: { id: number; level: number } | null;
   inTable: boolean;
+}
+
+/** A link target as markdown writes it: spaces and parentheses escaped. */
+function linkTarget(url: string): string {
+  return url.trim().replace(/ /g, '%20').replace(/\(/g, '%28').replace(/\)/g, '%29');
 }
 
 export function parseRtf(bytes: Uint8Array): ParsedDocument {
@@ -158,8 +164,19 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
     if (g.into === 'note') noteText += text;
     else if (g.into === 'listtext') listText += text;
     else if (g.into === 'info') infoText += text;
+    else if (g.into === 'fldinst') fieldInst += text;
     else if (para.inTable) cell += text;
     else para.text += text;
+  };
+  // The hyperlink field being read: its instruction (HYPERLINK "url"), then its result (the link's text).
+  let fieldInst = '';
+  const sinkNow = (): 'note' | 'cell' | 'para' => (g.into === 'note' ? 'note' : para.inTable ? 'cell' : 'para');
+  const sinkText = (sink: 'note' | 'cell' | 'para') =>
+    sink === 'note' ? noteText : sink === 'cell' ? cell : para.text;
+  const setSink = (sink: 'note' | 'cell' | 'para', text: string) => {
+    if (sink === 'note') noteText = text;
+    else if (sink === 'cell') cell = text;
+    else para.text = text;
   };
   const flushTable = () => {
     if (row.length || cell.trim()) {
@@ -211,7 +228,10 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
         const m = /^\\\*\\([a-zA-Z]+)/.exec(src.slice(i, i + 40));
         const name = m?.[1] ?? '';
         if (name === 'footnote') startNote();
-        else if (name !== 'shpinst' && name !== 'shptxt') g.skip = true;
+        else if (name === 'fldinst') {
+          g.into = 'fldinst';
+          fieldInst = '';
+        } else if (name !== 'shpinst' && name !== 'shptxt') g.skip = true;
         i += 2;
       }
       continue;
@@ -224,6 +244,12 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
         if (v && !metadata[g.infoKey]) metadata[g.infoKey] = v;
       }
       if (g.into === 'listtext' && stack.at(-1)?.into !== 'listtext') listKind = /\d/.test(listText);
+      if (g.link && stack.at(-1)?.link !== g.link) {
+        const { url, sink, start } = g.link;
+        const all = sinkText(sink);
+        const label = all.slice(start).trim();
+        if (label) setSink(sink, `${all.slice(0, start)}[${label.replace(/([[\]\\])/g, '\\$1')}](${linkTarget(url)})`);
+      }
       const outer = stack.pop();
       if (!outer) break; // the document's closing brace
       g = outer;
@@ -349,6 +375,18 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
         case 'info':
           g.into = 'info';
           break;
+        case 'fldinst':
+          g.into = 'fldinst';
+          fieldInst = '';
+          break;
+        case 'fldrslt': {
+          const m = /HYPERLINK\s+(\\l\s+)?"([^"]+)"/i.exec(fieldInst);
+          if (m) {
+            const sink = sinkNow();
+            g.link = { url: m[1] ? `#${m[2]}` : m[2], sink, start: sinkText(sink).length };
+          }
+          break;
+        }
         case 'footnote':
           startNote();
           break;

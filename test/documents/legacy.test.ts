@@ -72,7 +72,7 @@ describe('.rtf', () => {
     });
   });
 
-  test('as Word writes it: a code page, \\u with fallbacks, numbered lists, symbols; comments and fields left out', async () => {
+  test('as Word writes it: a code page, \\u with fallbacks, numbered lists, symbols, hyperlink fields as links; comments and pictures left out', async () => {
     const rtf = Buffer.concat([
       Buffer.from(
         '{\\rtf1\\ansi\\ansicpg932\\deff0{\\fonttbl{\\f0 MS Mincho;}}{\\colortbl;\\red0\\green0\\blue0;}' +
@@ -91,7 +91,7 @@ describe('.rtf', () => {
     const doc = await parseDocument(rtf, 'rtf');
     assert.equal(
       doc.markdown,
-      '# Minutes\n\n東京 office —— café“ok”\n\n1. First point\n1. Second point\n\nSee the site now.\n\nLast line  \nsecond half',
+      '# Minutes\n\n東京 office —— café“ok”\n\n1. First point\n1. Second point\n\nSee [the site](https://example.com) now.\n\nLast line  \nsecond half',
     );
     assert.deepEqual(doc.metadata, { title: 'Minutes', author: 'Taro' });
   });
