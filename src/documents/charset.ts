@@ -236,3 +236,31 @@ const DOUBLE_ENCODED =
 function withoutNul(text: string): string {
   return text.includes('\0') ? text.replaceAll('\0', '') : text;
 }
+
+/** Windows code page numbers whose WHATWG label is not `windows-<n>`. */
+const CODE_PAGES: Record<number, string> = {
+  866: 'ibm866',
+  874: 'windows-874',
+  932: 'shift_jis',
+  936: 'gbk',
+  949: 'euc-kr',
+  950: 'big5',
+  1200: 'utf-16le',
+  1201: 'utf-16be',
+  10000: 'macintosh',
+  20866: 'koi8-r',
+  21866: 'koi8-u',
+  54936: 'gb18030',
+  65001: 'utf-8',
+};
+
+/**
+ * A Windows code page number (an RTF's \ansicpg, an OLE property set's codepage) → the label TextDecoder reads, or
+ * undefined for one it cannot (OEM pages such as 437).
+ */
+export function codePageLabel(cp: number): string | undefined {
+  if (CODE_PAGES[cp]) return CODE_PAGES[cp];
+  if (cp >= 1250 && cp <= 1258) return `windows-${cp}`;
+  if (cp >= 28591 && cp <= 28606) return normaliseLabel(`iso-8859-${cp - 28590}`);
+  return undefined;
+}

@@ -9,7 +9,7 @@
 import { CFB } from '@e965/xlsx';
 import WordExtractor from 'word-extractor';
 import { readSummaryInformation } from './ole-properties.ts';
-import { escapeCell } from './table.ts';
+import { rowsToMarkdown } from './table.ts';
 import type { ParsedDocument } from './types.ts';
 import { DocumentError } from '../errors.ts';
 
@@ -47,9 +47,7 @@ function blocksToMarkdown(text: string): string {
   let rows: string[][] = [];
   const flush = () => {
     if (!rows.length) return;
-    const width = Math.max(...rows.map((r) => r.length));
-    const line = (r: string[]) => `| ${Array.from({ length: width }, (_, i) => escapeCell(r[i] ?? '')).join(' | ')} |`;
-    out.push([line(rows[0]), `| ${Array(width).fill('---').join(' | ')} |`, ...rows.slice(1).map(line)].join('\n'));
+    out.push(rowsToMarkdown(rows));
     rows = [];
   };
   for (const raw of text.replace(/\r\n?/g, '\n').split('\n')) {

@@ -10,8 +10,8 @@
 // - Hyperlinks → [text](target of the relationship, or #anchor); bold/italic runs; images →
 //   `![alt](media/image1.png)` (the relationship target as written; alt from the drawing's descr,
 //   else its name), or data: URIs with ParseOptions.embedImages; footnotes and endnotes → `[^n]`
-//   references and definitions at the end; text boxes (w:txbxContent) → their paragraphs where the box
-//   is anchored (a box given twice, DrawingML and its VML fallback, once).
+//   references and definitions at the end; text boxes (w:txbxContent) → their paragraphs after the paragraph
+//   they are anchored in, as mammoth reads them (a box given twice, DrawingML and its VML fallback, once).
 // - Metadata from docProps/core.xml.
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
@@ -151,39 +151,42 @@ function blocksToHtml(blocks: Element[], ctx: Ctx, signal: AbortSignal | undefin
   const list = new ListBuilder();
   let out = '';
   let count = 0;
+  const paragraph = (el: Element): void => {
+    const pPr = kid(el, 'pPr');
+    const inline = runsToHtml(paragraphRuns(el, ctx));
+    const numPr = pPr && kid(pPr, 'numPr');
+    const styleId = pPr ? attr(kid(pPr, 'pStyle') ?? pPr, 'val') : undefined;
+    let level = styleId ? ctx.headingOf(styleId) : 0;
+    const ol = pPr && kid(pPr, 'outlineLvl');
+    if (!level && ol) {
+      const v = Number(attr(ol, 'val'));
+      if (v >= 0 && v < 6) level = v + 1;
+    }
+    if (numPr && !level) {
+      const numId = attr(kid(numPr, 'numId') ?? numPr, 'val') ?? '0';
+      const ilvl = Number(attr(kid(numPr, 'ilvl') ?? numPr, 'val') ?? 0) || 0;
+      const fmt = ctx.listFormat(numId, ilvl);
+      if (fmt && inline.trim()) {
+        list.item(ilvl, fmt === 'ordered', inline);
+        return;
+      }
+    }
+    if (!inline.trim()) return; // empty paragraphs do not end a list (Word puts them between items)
+    out += list.flush();
+    out += level ? `<h${level}>${inline}</h${level}>` : `<p>${inline}</p>`;
+  };
   const walk = (els: Element[]): void => {
     for (const el of els) {
       if (++count % 500 === 0) throwIfAborted(signal);
       const name = local(el.name);
       if (name === 'p') {
-        // Text boxes anchored in the paragraph: their paragraphs first, where the box sits (as Word lays it out).
+        paragraph(el);
+        // Text boxes anchored in the paragraph: their paragraphs after it, as mammoth reads them.
         const boxes = textBoxes(el);
         if (boxes.length) {
           out += list.flush();
           for (const box of boxes) walk(kids(box));
         }
-        const pPr = kid(el, 'pPr');
-        const inline = runsToHtml(paragraphRuns(el, ctx));
-        const numPr = pPr && kid(pPr, 'numPr');
-        const styleId = pPr ? attr(kid(pPr, 'pStyle') ?? pPr, 'val') : undefined;
-        let level = styleId ? ctx.headingOf(styleId) : 0;
-        const ol = pPr && kid(pPr, 'outlineLvl');
-        if (!level && ol) {
-          const v = Number(attr(ol, 'val'));
-          if (v >= 0 && v < 6) level = v + 1;
-        }
-        if (numPr && !level) {
-          const numId = attr(kid(numPr, 'numId') ?? numPr, 'val') ?? '0';
-          const ilvl = Number(attr(kid(numPr, 'ilvl') ?? numPr, 'val') ?? 0) || 0;
-          const fmt = ctx.listFormat(numId, ilvl);
-          if (fmt && inline.trim()) {
-            list.item(ilvl, fmt === 'ordered', inline);
-            continue;
-          }
-        }
-        if (!inline.trim()) continue; // empty paragraphs do not end a list (Word puts them between items)
-        out += list.flush();
-        out += level ? `<h${level}>${inline}</h${level}>` : `<p>${inline}</p>`;
       } else if (name === 'tbl') {
         out += list.flush();
         out += tableHtml(tableRows(el, ctx));

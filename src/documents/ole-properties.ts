@@ -2,6 +2,8 @@
 // file holds a property set whose title, subject, author and keywords are strings (8-bit in the set's code page,
 // or UTF-16) and whose creation and save times are FILETIMEs. Malformed sets give what could be read.
 
+import { codePageLabel } from './charset.ts';
+
 const PROPERTIES: Record<number, string> = { 2: 'title', 3: 'subject', 4: 'author', 5: 'keywords' };
 const TIMES: Record<number, string> = { 12: 'created', 13: 'modified' };
 const VT_I2 = 0x02;
@@ -24,15 +26,8 @@ export function readSummaryInformation(stream: Buffer): Record<string, string> {
     let decoder = new TextDecoder('windows-1252');
     const codepage = props.find(([id]) => id === CODEPAGE);
     if (codepage && stream.readUInt16LE(codepage[1]) === VT_I2) {
-      const cp = stream.readUInt16LE(codepage[1] + 4);
-      const label = cp === 65001 ? 'utf-8' : cp === 1200 ? 'utf-16le' : `windows-${cp}`;
-      try {
-        decoder = new TextDecoder(
-          cp === 932 ? 'shift_jis' : cp === 936 ? 'gbk' : cp === 949 ? 'euc-kr' : cp === 950 ? 'big5' : label,
-        );
-      } catch {
-        // an unknown code page: windows-1252 it is
-      }
+      const label = codePageLabel(stream.readUInt16LE(codepage[1] + 4));
+      if (label) decoder = new TextDecoder(label);
     }
     for (const [id, at] of props) {
       const type = stream.readUInt16LE(at);

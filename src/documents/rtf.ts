@@ -9,8 +9,9 @@
 //
 // One pass over the bytes, no recursion (a deeply nested file cannot overflow the stack); groups deeper than
 // MAX_DEPTH are DOCUMENT_CORRUPT.
+import { codePageLabel } from './charset.ts';
 import type { ParsedDocument } from './types.ts';
-import { escapeCell } from './table.ts';
+import { rowsToMarkdown } from './table.ts';
 import { DocumentError } from '../errors.ts';
 
 const MAX_DEPTH = 10_000;
@@ -80,16 +81,6 @@ const INFO_FIELDS: Record<string, string> = {
   author: 'author',
   subject: 'subject',
   keywords: 'keywords',
-};
-
-const CODE_PAGES: Record<number, string> = {
-  437: 'ibm866',
-  874: 'windows-874',
-  932: 'shift_jis',
-  936: 'gbk',
-  949: 'euc-kr',
-  950: 'big5',
-  10000: 'macintosh',
 };
 
 const SYMBOLS: Record<string, string> = {
@@ -186,11 +177,7 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
     row = [];
     cell = '';
     if (!rows.length) return;
-    const width = Math.max(...rows.map((r) => r.length));
-    const line = (r: string[]) => `| ${Array.from({ length: width }, (_, i) => escapeCell(r[i] ?? '')).join(' | ')} |`;
-    blocks.push({
-      md: [line(rows[0]), `| ${Array(width).fill('---').join(' | ')} |`, ...rows.slice(1).map(line)].join('\n'),
-    });
+    blocks.push({ md: rowsToMarkdown(rows) });
     rows = [];
   };
   const endParagraph = () => {
@@ -307,10 +294,7 @@ export function parseRtf(bytes: Uint8Array): ParsedDocument {
         continue;
       switch (word) {
         case 'ansicpg': {
-          const label =
-            arg === undefined
-              ? undefined
-              : (CODE_PAGES[arg] ?? (arg >= 1250 && arg <= 1258 ? `windows-${arg}` : undefined));
+          const label = arg === undefined ? undefined : codePageLabel(arg);
           if (label) decoder = new TextDecoder(label);
           break;
         }

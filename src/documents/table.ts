@@ -35,6 +35,11 @@ export function gridToMarkdown(rows: SparseRow[]): string {
   return lines.join('\n');
 }
 
+/** Rows of cells ('' where a row has none) → one GFM table, as gridToMarkdown (first row as header). */
+export function rowsToMarkdown(rows: string[][]): string {
+  return gridToMarkdown(rows.map((values) => ({ cols: values.map((_, i) => i), values })));
+}
+
 export class RowLimiter {
   readonly maxRows: number;
   private cellsLeft: number;

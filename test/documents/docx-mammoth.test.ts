@@ -32,10 +32,7 @@ for (const [name, build] of cases) {
     let from = 0;
     for (const p of paragraphs) {
       const at = text.indexOf(p, from);
-      assert.ok(
-        at >= 0 || text.includes(p),
-        `${name}: mammoth's paragraph missing: ${JSON.stringify(p)}\nours: ${text}`,
-      );
+      assert.ok(at >= 0, `${name}: mammoth's paragraph missing: ${JSON.stringify(p)}\nours: ${text}`);
       if (at >= 0) from = at;
     }
     const html = (await mammoth.convertToHtml({ buffer: bytes })).value;
