@@ -994,3 +994,35 @@ describe('product pages with little prose', () => {
     assert.match(t, /Ladies blouse number 1[\s\S]*Ladies blouse number 6/);
   });
 });
+
+describe('what a page says its content is', () => {
+  const main = (html: string) =>
+    blockText(cleanDocument(parseDocument(html), { onlyMainContent: true, url: 'https://shop.example/c/mowers' }));
+
+  test("a skip link's target is the content, whatever its id says (a collapsed answer inside it is content too)", () => {
+    const html = `<body><a href="#site-skip-nav">Skip to Content</a>
+      <header><nav>${Array.from({ length: 12 }, (_, i) => `<a href="/s${i}">Section ${i}</a>`).join(' ')}</nav></header>
+      <div id="site-skip-nav"><main><h1>Summit fire pit</h1>${prose('Feature', 3)}
+      <button aria-expanded="false">Description</button>
+      <div style="overflow:hidden;display:none;height:0px">${prose('Description', 6)}</div></main></div></body>`;
+    const t = main(html);
+    assert.match(t, /Feature sentence number 2/);
+    assert.match(t, /Description sentence number 5/);
+  });
+
+  test('a grid classed as a rail ("related-product") that is all the page has left is the content', () => {
+    const tile = (i: number) =>
+      `<div class="col items-listing"><a href="/p/kr${i}"><div class="box-sku"><h4>KR${i}</h4></div><img src="/kr${i}.png"><div class="title"><h3>Robotic lawn mower for ${i} acres</h3><span class="price">$ ${i},099.99</span></div></a></div>`;
+    const html = `<body><header><nav>${Array.from({ length: 30 }, (_, i) => `<a href="/s${i}">Category ${i}</a>`).join(' ')}</nav></header>
+      <h1>Robotic lawn mowers</h1><p>Filter: <a href="/c/mowers?open">Open</a> <a href="/c/mowers">All</a></p><section class="related-product"><div class="row"><div class="container"><div class="row"><div class="listing">
+      ${[1, 2, 3, 4, 5, 6].map(tile).join('')}</div></div></div></div></section>
+      <footer>${Array.from({ length: 20 }, (_, i) => `<a href="/f${i}">Footer link ${i}</a>`).join(' ')}</footer></body>`;
+    const t = main(html);
+    assert.match(t, /KR1[\s\S]*Robotic lawn mower for 1 acres[\s\S]*\$ 1,099\.99[\s\S]*Robotic lawn mower for 6 acres/);
+    // A related rail beside real content still goes.
+    const beside = html.replace('<h1>Robotic lawn mowers</h1>', `<h1>Robotic lawn mowers</h1>${prose('Mowers', 8)}`);
+    const u = main(beside);
+    assert.match(u, /Mowers sentence number 7/);
+    assert.doesNotMatch(u, /Robotic lawn mower for 1 acres/);
+  });
+});

@@ -4,6 +4,8 @@
 import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
 import {
   INLINE_TAGS,
+  SKIP_LINK,
+  elementNegTokens,
   negTokensAround,
   onlyIgnoredNeg,
   F_AD,
@@ -15,6 +17,7 @@ import {
   F_POS,
   F_SEMANTIC,
   F_SR_ONLY,
+  F_HIDDEN,
 } from './clean-classify.ts';
 import { type Info, isAncestor, type Measure } from './clean-measure.ts';
 import type { PageKind } from './clean-page-kind.ts';
@@ -38,7 +41,6 @@ const LINK_BLOCK_TAGS = new Set(['div', 'ul', 'ol', 'section', 'dl', 'table', 't
 const AD_LABEL =
   /^(advertisement|advertisements|advertising|sponsored( content)?|ad|ads|anzeige|publicité|publicidad|pubblicità|reklama|werbung)$/i;
 const EDGE_PUNCT = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
-const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
 
 /** Step 5: the boilerplate inside the container (outermost elements only). */
 export function boilerplateIn(
@@ -65,14 +67,17 @@ export function boilerplateIn(
     forum = commentGood > 0.5 * ri.good && (kind === 'thread' || ri.good - commentGood < opener);
   }
   const signup = signupWidgets(m, root);
-  const first = walk(m, root, pageLevelOnly, forum, false, kind, site, signup);
+  let first = walk(m, root, pageLevelOnly, forum, false, kind, site, signup);
   if (pageLevelOnly) return first.remove;
+  // A grid the theme classed as a rail ("related-product") that is all the content has: the page's items.
+  const grid = railClassedGrid(m, first.remove, ri);
+  if (grid) first = walk(m, root, pageLevelOnly, forum, false, kind, site, signup, grid);
   // A listing (index, grid, link list): what is left once the flagged boilerplate is gone is mostly
   // links, so its link-dense blocks are the items, not navigation.
   const text = ri.text - first.flaggedText;
   const link = ri.link - first.flaggedLink;
   if (text > 0 && link > 0.5 * text && first.remove.length > first.flagged)
-    return walk(m, root, pageLevelOnly, forum, true, kind, site, signup).remove;
+    return walk(m, root, pageLevelOnly, forum, true, kind, site, signup, grid || undefined).remove;
   return first.remove;
 }
 
@@ -93,6 +98,7 @@ function walk(
   kind: PageKind,
   site: ReadonlySet<string>,
   signup: ReadonlySet<Element>,
+  kept?: Element,
 ): Walk {
   const ri = m.info.get(root)!;
   const half = 0.5 * ri.good;
@@ -115,16 +121,17 @@ function walk(
         ei.text > 0.5 * ri.text &&
         !(ei.flags & (F_BOILER | F_HEADER | F_AD | F_COMMENT)) &&
         !CONTROL_TAGS.has(el.name));
-    let why = big
-      ? 0
-      : // A newsletter or sign-in box built without a <form>: its field, label, pitch and button.
-        signup.has(el)
-        ? FLAGGED
-        : pageLevelOnly
-          ? isLayoutBoilerplate(el, ei)
-            ? FLAGGED
-            : 0
-          : boilerplate(m, el, ei, forum, around, site);
+    let why =
+      big || el === kept
+        ? 0
+        : // A newsletter or sign-in box built without a <form>: its field, label, pitch and button.
+          signup.has(el)
+          ? FLAGGED
+          : pageLevelOnly
+            ? isLayoutBoilerplate(el, ei)
+              ? FLAGGED
+              : 0
+            : boilerplate(m, el, ei, forum, around, site);
     // A grid of item tiles (names, prices) is mostly links too, but it is what a listing lists; so
     // are the tiles' parts.
     // A tile may be link-dense where its grid is not (prices and blurbs beside the links): its parent is the grid.
@@ -147,6 +154,49 @@ function walk(
     else if (el.name !== 'pre' && el.name !== 'code') pushChildren(stack, el);
   }
   return w;
+}
+
+/** Class tokens of rails (what else to read or buy): a theme may class a category's own grid so. */
+const RAIL_TOKENS = new Set([
+  'related',
+  'recommended',
+  'recommendations',
+  'promo',
+  'promos',
+  'promotion',
+  'promotions',
+  'promoted',
+  'popular',
+  'trending',
+  'widget',
+  'widgets',
+]);
+/** Flags that say boilerplate by more than a class: these are never taken back. */
+const NOT_CLASS_ONLY = F_BOILER | F_HEADER | F_AD | F_SR_ONLY | F_HIDDEN | F_COMMENT;
+/** The removed grid must hold this many times the text the removal leaves. */
+const RAIL_GRID_DWARFS = 2;
+/** Wrappers looked through for a rail-classed grid (themes nest row > container > row > listing). */
+const RAIL_GRID_WRAPPERS = 6;
+
+/**
+ * The largest removed element that is boilerplate only by rail class tokens and is an item grid, when it dwarfs
+ * what its removal leaves of the container: then it is the page's content, not a rail beside it.
+ */
+function railClassedGrid(m: Measure, removed: Element[], ri: Info): Element | null {
+  let left = ri.text;
+  let top: Element | null = null;
+  let topText = 0;
+  for (const el of removed) {
+    const ei = m.info.get(el)!;
+    left -= ei.text;
+    if (ei.text <= topText || !(ei.flags & F_NEG) || ei.flags & NOT_CLASS_ONLY || CONTROL_TAGS.has(el.name)) continue;
+    const tokens = elementNegTokens(el.attribs);
+    if (!tokens.length || !tokens.every((t) => RAIL_TOKENS.has(t))) continue;
+    if (!isItemGrid(m, el, ei, RAIL_GRID_WRAPPERS)) continue;
+    top = el;
+    topText = ei.text;
+  }
+  return top && topText >= RAIL_GRID_DWARFS * left ? top : null;
 }
 
 function pushChildren(stack: Element[], el: ParentNode): void {
@@ -267,11 +317,11 @@ const GRID_WRAPPER_SHARE = 0.8;
  * each with text, longer on average than menu entries, together a good share of the container.
  * Menus and link lists have entries of a word or three.
  */
-function isItemGrid(m: Measure, el: Element, ri: Info): boolean {
+function isItemGrid(m: Measure, el: Element, ri: Info, wrappers = GRID_WRAPPERS): boolean {
   const ei = m.info.get(el)!;
   if (ei.text < GRID_SHARE * ri.text) return false;
   let list: Element = el;
-  for (let level = 0; level < GRID_WRAPPERS; level++) {
+  for (let level = 0; level < wrappers; level++) {
     const kids = list.children.filter((k): k is Element => isTag(k) && !!m.info.get(k)?.text);
     if (kids.length === 1) {
       list = kids[0];

@@ -75,6 +75,9 @@ export const INLINE_TAGS = new Set([
   'progress',
 ]);
 
+/** A "skip to content" link's text: the element it points to is the page's content, whatever its id says. */
+export const SKIP_LINK = /^(skip|jump) to (the )?(main )?(content|article|navigation|main)/i;
+
 /** Layout boilerplate by tag. */
 const BOILER_TAGS = new Set(['nav', 'aside', 'footer', 'menu']);
 const BOILER_ROLES = new Set([

@@ -22,9 +22,11 @@ import {
   F_NEG,
   F_SEMANTIC,
   INLINE_TAGS,
+  SKIP_LINK,
   elementNegTokens,
   penalty,
 } from './clean-classify.ts';
+import { textContent } from 'domutils';
 import { type PageStyles, emptyPageStyles, readStylesheet } from './clean-stylesheet.ts';
 
 export interface Info {
@@ -156,6 +158,7 @@ export function measure(
     styles,
   };
   const checkExcluded = excluded.size > 0;
+  let skipTargets: Set<string> | undefined;
   let idx = 0;
   let foundBody = false;
   // Frames are reused by depth: the walk allocates nothing per element but its Info.
@@ -202,9 +205,15 @@ export function measure(
           else if (name === 'head') readHead(child, m);
           else if (name === 'style') readStyleElement(child, m.styles);
         } else {
-          const flags = classify(child, name, blockAds, ignored, m.styles);
-          if (flags & F_NEG) m.negative.push(child);
+          let flags = classify(child, name, blockAds, ignored, m.styles);
           const a = child.attribs;
+          // The target of a "skip to content" link is the content ("chakra-skip-nav" is no navigation).
+          if (flags & F_NEG && a.id && skipTargets?.has(a.id)) flags &= ~F_NEG;
+          if (flags & F_NEG) m.negative.push(child);
+          if (name === 'a' && a.href && a.href.length > 1 && a.href[0] === '#') {
+            const t = textContent(child).trim();
+            if (t.length < 40 && SKIP_LINK.test(t)) (skipTargets ??= new Set()).add(a.href.slice(1));
+          }
           if (a.itemtype) declaredInItemtype(a.itemtype, m.declared);
           const opens = a['aria-controls'] ?? a['data-bs-target'] ?? a['data-target'];
           if (opens) for (const id of opens.split(WS)) if (id) m.controlled.add(id.startsWith('#') ? id.slice(1) : id);
