@@ -7,11 +7,13 @@
 // - Tables → GFM tables, first row as header. Merged cells: the content stays in the first
 //   (top-left) cell of the merge; the other cells it covers are blank (gridSpan and vMerge).
 //   Paragraphs inside a cell are joined with `<br>`.
-// - Hyperlinks → [text](target of the relationship, or #anchor); bold/italic runs; images →
+// - Hyperlinks → [text](target of the relationship, or #anchor); bold/italic/struck-through runs; images →
 //   `![alt](media/image1.png)` (the relationship target as written; alt from the drawing's descr,
 //   else its name), or data: URIs with ParseOptions.embedImages; footnotes and endnotes → `[^n]`
 //   references and definitions at the end; text boxes (w:txbxContent) → their paragraphs after the paragraph
 //   they are anchored in, as mammoth reads them (a box given twice, DrawingML and its VML fallback, once).
+// - Tracked changes read as accepted (w:ins kept, w:del left out); reviewers' comments are not the document's
+//   text and are left out, as mammoth does by default.
 // - Metadata from docProps/core.xml.
 import type { Element } from 'domhandler';
 import { ListBuilder, type Run, runsToHtml, tableHtml, toMarkdown } from './html-builder.ts';
@@ -297,12 +299,13 @@ function runRuns(r: Element, ctx: Ctx, href: string | undefined): Run[] {
   const rPr = kid(r, 'rPr');
   const bold = on(rPr && kid(rPr, 'b'));
   const italic = on(rPr && kid(rPr, 'i'));
+  const strike = on(rPr && (kid(rPr, 'strike') ?? kid(rPr, 'dstrike')));
   const runs: Run[] = [];
   for (const c of r.children) {
     if (!isElement(c)) continue;
     switch (local(c.name)) {
       case 't':
-        runs.push({ text: textOf(c), bold, italic, href });
+        runs.push({ text: textOf(c), bold, italic, strike, href });
         break;
       case 'tab':
         runs.push({ text: ' ', href });
@@ -312,7 +315,7 @@ function runRuns(r: Element, ctx: Ctx, href: string | undefined): Run[] {
         if (attr(c, 'type') !== 'page' && attr(c, 'type') !== 'column') runs.push({ text: '<br>', html: true, href });
         break;
       case 'noBreakHyphen':
-        runs.push({ text: '-', bold, italic, href });
+        runs.push({ text: '-', bold, italic, strike, href });
         break;
       case 'drawing':
       case 'pict':

@@ -9,6 +9,7 @@ export interface Run {
   html?: boolean;
   bold?: boolean;
   italic?: boolean;
+  strike?: boolean;
   href?: string;
 }
 
@@ -24,6 +25,7 @@ export function runsToHtml(runs: Run[]): string {
       !r.html &&
       !!last.bold === !!r.bold &&
       !!last.italic === !!r.italic &&
+      !!last.strike === !!r.strike &&
       last.href === r.href
     ) {
       last.text += r.text;
@@ -37,6 +39,7 @@ export function runsToHtml(runs: Run[]): string {
     for (; i < merged.length && merged[i].href === href; i++) {
       const r = merged[i];
       let s = r.html ? r.text : escapeHtml(r.text);
+      if (r.strike && !r.html) s = `<del>${s}</del>`;
       if (r.italic && !r.html) s = `<em>${s}</em>`;
       if (r.bold && !r.html) s = `<strong>${s}</strong>`;
       inner += s;

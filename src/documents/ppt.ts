@@ -1,6 +1,8 @@
 // Legacy PowerPoint presentations (.ppt: PowerPoint 97–2003 binary) → the same markdown as PPTX (slides.ts):
-// one `## Slide N: <title>` section per slide in presentation order, body placeholders as list items, other text
-// boxes as paragraphs, speaker notes as a "Notes:" blockquote; the document's title and author as metadata.
+// one `## Slide N: <title>` section per slide in presentation order, bulleted paragraphs as list items nested by
+// their indent level (the StyleTextPropAtom's paragraph runs; where a run is silent, a body placeholder's
+// paragraphs are bulleted, as its master says), other text as paragraphs, speaker notes as a "Notes:" blockquote;
+// the document's title and author as metadata.
 //
 // The format ([MS-PPT]): a compound file whose "PowerPoint Document" stream is a tree of records. The slides'
 // order is the SlideListWithText of the Document container; each names its Slide container through the persist
@@ -10,6 +12,7 @@
 // slide's SlidePersistAtom, which the shape points at with an OutlineTextRefAtom. Notes: the slide's SlideAtom
 // names its Notes container. Read with SheetJS's compound-file reader; records are walked without recursion.
 import { CFB } from '@e965/xlsx';
+import { ListBuilder } from './html-builder.ts';
 import { readSummaryInformation } from './ole-properties.ts';
 import { type SlideContent, renderSlides } from './slides.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
@@ -30,6 +33,7 @@ const RT = {
   TextHeaderAtom: 0x0f9f,
   TextCharsAtom: 0x0fa0,
   TextBytesAtom: 0x0fa8,
+  StyleTextPropAtom: 0x0fa1,
   OutlineTextRefAtom: 0x0f9e,
   ShapeContainer: 0xf004,
   PlaceholderAtom: 0x0bc3,
@@ -54,6 +58,16 @@ interface Record {
 interface TextUnit {
   type: number;
   text: string;
+  /** The paragraph runs of its StyleTextPropAtom, when it has one: what each paragraph's bullet and level are. */
+  runs?: ParagraphRun[];
+}
+
+interface ParagraphRun {
+  /** The character offset where the run ends (its paragraphs start before it). */
+  end: number;
+  /** Set when the run says (masks.hasBullet); else the master's style decides. */
+  bullet: boolean | undefined;
+  level: number;
 }
 
 function recordAt(s: Buffer, off: number): Record | null {
@@ -148,6 +162,10 @@ function listTexts(
     } else if (r.type === RT.TextHeaderAtom && current) current.push({ type: s.readUInt32LE(r.start), text: '' });
     else if ((r.type === RT.TextCharsAtom || r.type === RT.TextBytesAtom) && current?.length)
       current[current.length - 1].text += atomText(s, r);
+    else if (r.type === RT.StyleTextPropAtom && current?.length) {
+      const unit = current[current.length - 1];
+      unit.runs = paragraphRuns(s, r, unit.text.length);
+    }
   }
   return { order, texts, bySlideId };
 }
@@ -184,6 +202,7 @@ function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = [])
     if (r.type === RT.PlaceholderAtom && shape && r.end - r.start >= 5) shape.placeholder = s[r.start + 4];
     else if (r.type === RT.TextHeaderAtom) into.push((last = { type: s.readUInt32LE(r.start), text: '' }));
     else if ((r.type === RT.TextCharsAtom || r.type === RT.TextBytesAtom) && last) last.text += atomText(s, r);
+    else if (r.type === RT.StyleTextPropAtom && last) last.runs = paragraphRuns(s, r, last.text.length);
     else if (r.type === RT.OutlineTextRefAtom) {
       const ref = fromList[s.readInt32LE(r.start)];
       if (ref) into.push(ref);
@@ -192,6 +211,53 @@ function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = [])
   }
   close();
   return units;
+}
+
+/** PFMasks bits ([MS-PPT] 2.9.21) of the fields a TextPFException holds, in the order they are stored, with their size. */
+const PF_FIELDS: [mask: number, bytes: number][] = [
+  [0x0f, 2], // bulletFlags: any of hasBullet, bulletHasFont, bulletHasColor, bulletHasSize
+  [1 << 7, 2], // bulletChar
+  [1 << 4, 2], // bulletFontRef
+  [1 << 6, 2], // bulletSize
+  [1 << 5, 4], // bulletColor
+  [1 << 11, 2], // textAlignment
+  [1 << 12, 2], // lineSpacing
+  [1 << 13, 2], // spaceBefore
+  [1 << 14, 2], // spaceAfter
+  [1 << 8, 2], // leftMargin
+  [1 << 10, 2], // indent
+  [1 << 15, 2], // defaultTabSize
+  [1 << 20, -1], // tabStops: a count, then 4 bytes each
+  [1 << 16, 2], // fontAlign
+  [(1 << 17) | (1 << 18) | (1 << 19), 2], // wrapFlags
+  [1 << 21, 2], // textDirection
+];
+
+/**
+ * A StyleTextPropAtom's paragraph runs ([MS-PPT] 2.9.44 TextPFRun: count, indentLevel, TextPFException), over the
+ * text and its closing paragraph mark. Unreadable runs end the list: the paragraphs past them fall back to the
+ * text type's default (bulleted in a body placeholder).
+ */
+function paragraphRuns(s: Buffer, r: Record, length: number): ParagraphRun[] {
+  const runs: ParagraphRun[] = [];
+  let end = 0;
+  for (let off = r.start; end <= length && off + 10 <= r.end;) {
+    const count = s.readUInt32LE(off);
+    const level = s.readUInt16LE(off + 4);
+    const masks = s.readUInt32LE(off + 6);
+    off += 10;
+    let bullet: boolean | undefined;
+    for (const [mask, bytes] of PF_FIELDS) {
+      if (!(masks & mask)) continue;
+      if (off + 2 > r.end) return runs;
+      if (mask === 0x0f && masks & 1) bullet = !!(s.readUInt16LE(off) & 1);
+      off += bytes < 0 ? 2 + 4 * s.readUInt16LE(off) : bytes;
+    }
+    if (count === 0 || off > r.end) return runs;
+    end += count;
+    runs.push({ end, bullet, level: Math.min(level, 8) });
+  }
+  return runs;
 }
 
 const paragraphs = (text: string) =>
@@ -214,8 +280,7 @@ function slideContent(units: TextUnit[], notes: TextUnit[]): SlideContent {
     const ps = paragraphs(u.text);
     if (!ps.length) continue;
     if (TITLE_TYPES.has(u.type) && !title) title = ps.join(' ');
-    else if (BODY_TYPES.has(u.type)) body += `<ul>${ps.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul>`;
-    else body += ps.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
+    else body += bodyHtml(u);
   }
   // A notes page's text is its notes (the slide image above them has none); a master's prompt text is not copied here.
   const noteHtml = notes
@@ -223,6 +288,28 @@ function slideContent(units: TextUnit[], notes: TextUnit[]): SlideContent {
     .map((p) => `<p>${escapeHtml(p)}</p>`)
     .join('');
   return { title, body, notes: noteHtml };
+}
+
+/**
+ * A text unit's paragraphs: list items where its paragraph runs say bullet (nested by their indent level), or, where
+ * they say nothing, where the text type is a body placeholder's; paragraphs otherwise.
+ */
+function bodyHtml(u: TextUnit): string {
+  const list = new ListBuilder();
+  let html = '';
+  let at = 0;
+  let run = 0;
+  for (const raw of u.text.split('\r')) {
+    const start = at;
+    at += raw.length + 1;
+    const p = raw.replace(/\v/g, ' ').replace(/\s+/g, ' ').trim();
+    if (!p) continue;
+    while (u.runs && run < u.runs.length && u.runs[run].end <= start) run++;
+    const style = u.runs?.[run];
+    if (style?.bullet ?? BODY_TYPES.has(u.type)) list.item(style?.level ?? 0, false, escapeHtml(p));
+    else html += list.flush() + `<p>${escapeHtml(p)}</p>`;
+  }
+  return html + list.flush();
 }
 
 export function parsePpt(bytes: Uint8Array, opts: ParseOptions = {}): ParsedDocument {

@@ -1,7 +1,8 @@
-// DOCX held against mammoth (a maintained DOCX reader) in the same run, on a file a word processor wrote
-// (test/fixtures/legacy/report.docx, LibreOffice's "MS Word 2007 XML" export of report.fodt) and on the code-built
-// rich DOCX: every paragraph mammoth finds is in our markdown, in the same order, and we find at least its
-// headings, list items and table cells. Where mammoth reads a construct we missed, this fails first.
+// DOCX held against mammoth (a maintained DOCX reader) in the same run, on files Word wrote (test/fixtures/word:
+// mammoth's own Word 2010/2016 test documents), on one LibreOffice wrote (test/fixtures/legacy/report.docx, its
+// "MS Word 2007 XML" export of report.fodt) and on the code-built rich DOCX: every paragraph mammoth finds is in
+// our markdown, in the same order, and we find at least its headings, list items and table cells. Where mammoth
+// reads a construct we missed, this fails first.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -13,7 +14,23 @@ import { buildRichDocx } from '../fixtures/site/documents.ts';
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 const count = (html: string, tag: RegExp) => (html.match(tag) ?? []).length;
 
+const word = (name: string) => readFileSync(new URL(`../fixtures/word/${name}`, import.meta.url));
+const WORD_FILES = [
+  'comments.docx',
+  'footnote-hyperlink.docx',
+  'footnotes.docx',
+  'simple-list.docx',
+  'single-paragraph.docx',
+  'strict-format.docx',
+  'strikethrough.docx',
+  'tables.docx',
+  'text-box.docx',
+  'tiny-picture.docx',
+  'underline.docx',
+];
+
 const cases: [string, () => Buffer][] = [
+  ...WORD_FILES.map((f): [string, () => Buffer] => [`${f} (Word)`, () => word(f)]),
   ['report.docx (LibreOffice)', () => readFileSync(new URL('../fixtures/legacy/report.docx', import.meta.url))],
   ['rich DOCX (built in code)', buildRichDocx],
 ];
@@ -22,7 +39,12 @@ for (const [name, build] of cases) {
   test(`${name}: mammoth's paragraphs, in order, and its structure`, async () => {
     const bytes = build();
     const ours = (await parseDocument(bytes, 'docx')).markdown;
-    const text = norm(markdownText(ours).replace(/\[\^\d+\]:?/g, ' '));
+    // Footnote references are glued to their word, definitions start a line; struck text keeps its words.
+    const text = norm(
+      markdownText(ours)
+        .replace(/\[\^\d+\]:/g, ' ')
+        .replace(/\[\^\d+\]|~~/g, ''),
+    );
     const raw = (await mammoth.extractRawText({ buffer: bytes })).value;
     // mammoth puts footnotes and comments last; ours are footnote definitions, and comments are not content.
     const paragraphs = raw
@@ -54,3 +76,28 @@ for (const [name, build] of cases) {
     );
   });
 }
+
+test('Word-authored files: the constructs each holds, as markdown', async () => {
+  const md = async (name: string) => (await parseDocument(word(name), 'docx')).markdown;
+  assert.equal(await md('footnotes.docx'), 'Ouch[^1].[^2]\n\n[^1]: A tachyon walks into a bar.\n[^2]: Fin.');
+  assert.equal(await md('footnote-hyperlink.docx'), '[^1]\n\n[^1]: [Example](http://www.example.com)');
+  assert.equal(await md('simple-list.docx'), '- Apple\n- Banana');
+  assert.equal(
+    await md('tables.docx'),
+    'Above\n\n| Top left | Top right |\n| --- | --- |\n| Bottom left | Bottom right |\n\nBelow',
+  );
+  assert.equal(await md('strikethrough.docx'), "~~Today's Special: Salmon~~ Sold out");
+  // A reviewer's comment is not the document's text (mammoth leaves comments out by default too).
+  assert.equal(await md('comments.docx'), 'Ouch.');
+  assert.equal(await md('text-box.docx'), 'Datum plane');
+  assert.equal(await md('strict-format.docx'), 'Test');
+  assert.equal(await md('tiny-picture.docx'), '![Picture 1](media/image1.png)');
+});
+
+test('a Word-authored picture, embedded on request, is the same data: URI mammoth gives', async () => {
+  const bytes = word('tiny-picture.docx');
+  const ours = (await parseDocument(bytes, 'docx', { embedImages: true })).markdown;
+  const theirs = (await mammoth.convertToHtml({ buffer: bytes })).value.match(/src="([^"]+)"/)?.[1];
+  assert.ok(theirs?.startsWith('data:image/png;base64,'));
+  assert.equal(ours, `![Picture 1](${theirs})`);
+});

@@ -35,6 +35,32 @@ const slideAtom = (notesId: number) =>
 /** SlidePersistAtom: persist id, flags, text count, slide id, reserved. */
 const slidePersist = (persistId: number, slideId: number) => rec(0x03f3, u32(persistId, 0, 0, slideId, 0));
 
+/**
+ * StyleTextPropAtom paragraph runs: [chars covered, indent level, bullet]; each also carries a left margin and one tab
+ * stop (fields a reader must step over), and the atom ends with one character run, as PowerPoint writes it.
+ */
+const styleRuns = (...runs: [count: number, level: number, bullet: boolean][]) =>
+  rec(
+    0x0fa1,
+    Buffer.concat([
+      ...runs.map(([count, level, bullet]) => {
+        const b = Buffer.alloc(10 + 2 + 2 + 6);
+        b.writeUInt32LE(count, 0);
+        b.writeUInt16LE(level, 4);
+        b.writeUInt32LE(0x01 | (1 << 8) | (1 << 20), 6);
+        b.writeUInt16LE(bullet ? 0x0f : 0x0e, 10);
+        b.writeUInt16LE(0x88, 12); // leftMargin
+        b.writeUInt16LE(1, 14); // one tab stop: position, type
+        b.writeUInt32LE(0x240, 16);
+        return b;
+      }),
+      u32(
+        runs.reduce((n, [count]) => n + count, 0),
+        0,
+      ),
+    ]),
+  );
+
 /** Two slides (stored in reverse order: the list's order wins), notes for the first, one edit. */
 function powerPointStyle(): Buffer {
   const slides = rec(
@@ -44,7 +70,8 @@ function powerPointStyle(): Buffer {
       textHeader(0),
       chars('Quarterly results'),
       textHeader(1),
-      bytes8('Revenue up 12%\rCosts flat\rTwo new depots'),
+      bytes8('Revenue up 12%\rCosts flat\rTwo new depots\rAll figures unaudited'),
+      styleRuns([15, 0, true], [11, 1, true], [15, 0, true], [22, 0, false]),
       slidePersist(2, 257),
       textHeader(6),
       chars('Thank you — questions?'),
@@ -99,7 +126,7 @@ describe('.ppt presentations', () => {
     );
     assert.match(
       doc.markdown,
-      /## Slide 2: Results\n\n1,240 crates shipped from the north\n\nOn-time rate rose to 96%\n\nDeliveries to Zürich and 東京 resumed/,
+      /## Slide 2: Results\n\n- 1,240 crates shipped from the north\n- On-time rate rose to 96%\n- Deliveries to Zürich and 東京 resumed/,
     );
     assert.match(doc.markdown, /> Stress the on-time figure; it beat the target by four points\./);
     assert.match(doc.markdown, /## Slide 3: Next steps\n\nHire two drivers before the summer peak\.$/);
@@ -115,7 +142,9 @@ describe('.ppt presentations', () => {
       doc.markdown,
       [
         '## Slide 1: Quarterly results',
-        '- Revenue up 12%\n- Costs flat\n- Two new depots',
+        // The paragraph runs say which paragraphs are bulleted and how deep: a sub-item, and a closing remark.
+        '- Revenue up 12%\n  - Costs flat\n- Two new depots',
+        'All figures unaudited',
         'Source: ledger, March',
         '> **Notes:**\n>\n> Mention the Zürich depot first.',
         '## Slide 2: Thank you — questions?',
