@@ -1,13 +1,17 @@
-// Legacy Word documents (.doc: Word 97–2003 binary) → markdown: the body's paragraphs, its tables as GFM tables,
-// text boxes after the body, footnotes and endnotes as a numbered list at the end; page headers and footers
-// are left out (a page's running title and number, not its text), as for DOCX. Title, author and subject come from
+// Legacy Word documents (.doc: Word 97–2003 binary) → markdown: the body's paragraphs, headings as `#` headings
+// (built-in heading styles, styles with an outline level, Title), hyperlinks as links, its tables as GFM tables,
+// text boxes after the body, footnotes and endnotes as a numbered list at the end; page headers and footers are
+// left out (a page's running title and number, not its text), as for DOCX. Title, author and subject come from
 // the file's SummaryInformation properties.
 //
-// Read by word-extractor (pure JS: the compound file, the piece table, 8-bit and UTF-16 runs, fields). The
-// binary format keeps styles in a separate table word-extractor does not read, so headings come out as
-// paragraphs: what a reader gets is every word in order, tables intact, not the outline.
+// word-extractor (pure JS) reads the file first: it answers whether it is a readable Word binary at all, and gives
+// the footnotes, endnotes and text boxes. Its text has no styles and no link targets, so the body is read by
+// doc-body.ts (the piece table, paragraph properties and stylesheet, straight from the file); when that cannot
+// read the file's structures, the body is word-extractor's plain text, headings as paragraphs and links as their
+// text.
 import { CFB } from '@e965/xlsx';
 import WordExtractor from 'word-extractor';
+import { type DocBlock, readDocBody } from './doc-body.ts';
 import { readSummaryInformation } from './ole-properties.ts';
 import { rowsToMarkdown } from './table.ts';
 import type { ParsedDocument } from './types.ts';
@@ -26,21 +30,35 @@ export async function parseDoc(bytes: Uint8Array): Promise<ParsedDocument> {
       );
     throw new DocumentError('DOCUMENT_CORRUPT', `The .doc document could not be read: ${message}`);
   }
-  const parts = [blocksToMarkdown(doc.getBody())];
-  const boxes = doc.getTextboxes({ includeHeadersAndFooters: false, includeBody: true }).trim();
+  const stream = openStreams(bytes);
+  const blocks = stream && readDocBody(stream);
+  const parts = [blocks?.length ? renderBlocks(blocks) : blocksToMarkdown(doc.getBody({ filterUnicode: false }))];
+  const boxes = doc.getTextboxes({ includeHeadersAndFooters: false, includeBody: true, filterUnicode: false }).trim();
   if (boxes) parts.push(blocksToMarkdown(boxes));
-  const notes = [doc.getFootnotes(), doc.getEndnotes()]
+  const notes = [doc.getFootnotes({ filterUnicode: false }), doc.getEndnotes({ filterUnicode: false })]
     .flatMap((t) => t.split('\n'))
     .map((l) => l.trim())
     .filter(Boolean);
   if (notes.length) parts.push('## Notes\n\n' + notes.map((n, i) => `${i + 1}. ${n}`).join('\n'));
   const markdown = parts.filter(Boolean).join('\n\n');
-  return { kind: 'doc', markdown, metadata: summaryOf(bytes), numPages: 1, warnings: [] };
+  return { kind: 'doc', markdown, metadata: summaryOf(stream), numPages: 1, warnings: [] };
+}
+
+/** doc-body.ts's blocks → markdown: headings at their level (past 6 as 6), line breaks as hard breaks. */
+function renderBlocks(blocks: DocBlock[]): string {
+  return blocks
+    .map((b) => {
+      if ('rows' in b) return rowsToMarkdown(b.rows);
+      if (b.level) return `${'#'.repeat(Math.min(b.level, 6))} ${b.text}`;
+      return b.text.split('\n').map(escapeMarkdown).join('  \n');
+    })
+    .join('\n\n');
 }
 
 /**
- * Body text → markdown. In the binary format a table cell ends with a cell mark and a row with one more
- * (word-extractor turns both into tabs): a line ending in a tab is a table row.
+ * word-extractor's text (the text boxes; the body when doc-body.ts cannot read it) → markdown. In the binary
+ * format a table cell ends with a cell mark and a row with one more (word-extractor turns both into tabs): a line
+ * ending in a tab is a table row.
  */
 function blocksToMarkdown(text: string): string {
   const out: string[] = [];
@@ -68,12 +86,24 @@ function escapeMarkdown(line: string): string {
   return line.replace(/^([#>+-]|\d+[.)])(\s)/, '\\$1$2');
 }
 
-/** Title, author, subject, keywords and times from the file's SummaryInformation stream. */
-function summaryOf(bytes: Uint8Array): ParsedDocument['metadata'] {
+/** The compound file's streams by name (the root storage's own), or null when it cannot be read. */
+function openStreams(bytes: Uint8Array): ((name: string) => Buffer | undefined) | null {
   try {
     const cfb = CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { type: 'buffer' });
-    const info = CFB.find(cfb, '\u0005SummaryInformation');
-    return info?.content ? readSummaryInformation(Buffer.from(info.content as Uint8Array)) : {};
+    return (name) => {
+      const entry = CFB.find(cfb, `/${name}`);
+      return entry?.content ? Buffer.from(entry.content as Uint8Array) : undefined;
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Title, author, subject, keywords and times from the file's SummaryInformation stream. */
+function summaryOf(stream: ((name: string) => Buffer | undefined) | null): ParsedDocument['metadata'] {
+  try {
+    const info = stream?.('\u0005SummaryInformation');
+    return info ? readSummaryInformation(info) : {};
   } catch {
     return {};
   }

@@ -3,14 +3,17 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { CFB } from '@e965/xlsx';
+import WordExtractor from 'word-extractor';
 import { detectDocument } from '../../src/documents/detect.ts';
+import { hyperlinkTarget } from '../../src/documents/doc-body.ts';
 import { parseDocument } from '../../src/documents/index.ts';
 import { DocumentError } from '../../src/errors.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/legacy/${name}`, import.meta.url));
 
 describe('.doc (Word 97-2003)', () => {
-  test('detected from its content; every paragraph in order, tables as tables, text boxes, footnotes', async () => {
+  test('detected from its content; every paragraph in order, headings from the styles, links, tables, text boxes, footnotes', async () => {
     const bytes = fixture('report.doc');
     assert.deepEqual(detectDocument(bytes, { fileName: 'report.bin' }), {
       kind: 'doc',
@@ -20,7 +23,15 @@ describe('.doc (Word 97-2003)', () => {
     assert.equal(metadata.title, 'Quarterly Field Report');
     assert.equal(metadata.author, 'Ada Lovelace');
     assert.equal(metadata.subject, 'Field operations');
-    assert.match(markdown, /^Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
+    // Headings come from the paragraphs' styles (Heading 1, Heading 2), which word-extractor's text does not carry.
+    assert.match(markdown, /^# Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
+    assert.match(markdown, /\n## Shipments by region\n\n\| Region \|/);
+    assert.match(markdown, /\n## Next steps\n\nHire two drivers/);
+    // HYPERLINK fields: a URL, and a bookmark in the document (\l "steps").
+    assert.match(
+      markdown,
+      /\nSigned off by the \[depot manager\]\(https:\/\/example\.com\/depots\/north\) on 2 April \(see \[next steps\]\(#steps\)\)\.\n/,
+    );
     assert.match(markdown, /Deliveries to Zürich and 東京 resumed after the strike\./);
     assert.match(
       markdown,
@@ -36,6 +47,50 @@ describe('.doc (Word 97-2003)', () => {
     assert.doesNotMatch(markdown, /Check the March figure/);
   });
 
+  test('a table stream it cannot read falls back to the plain text: every word, tables, no outline', async () => {
+    // The piece table's first character position moved off 0: word-extractor still reads the text, the outline
+    // reader refuses the pieces.
+    const bytes = withTableStream(fixture('report.doc'), (table, wd) => {
+      const clx = wd.readUInt32LE(0x1a2);
+      assert.equal(table[clx], 2); // a Pcdt, no Prc before it
+      table.writeUInt32LE(1, clx + 5);
+    });
+    const { markdown } = await parseDocument(bytes, 'doc');
+    assert.match(markdown, /^Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
+    assert.match(markdown, /\| North \| 1240 \| 96% \|/);
+    assert.match(markdown, /\nNext steps\n/);
+    assert.match(markdown, /Signed off by the depot manager on 2 April \(see next steps\)\./);
+    assert.match(markdown, /## Notes\n\n1\. Counted at the loading dock/);
+  });
+
+  test('a truncated or garbled table stream never fails where word-extractor reads the file', async () => {
+    let seed = 1;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * n;
+    let read = 0;
+    for (let k = 0; k < 80; k++) {
+      const bytes = withTableStream(fixture('report.doc'), (table) => {
+        if (k % 4 === 0) return table.subarray(0, Math.floor(random(table.length)));
+        for (let j = 0; j <= k % 6; j++) table[Math.floor(random(table.length))] = Math.floor(random(256));
+      });
+      const plain = await new WordExtractor().extract(bytes).catch(() => null);
+      if (!plain) continue;
+      read++;
+      const { markdown } = await parseDocument(bytes, 'doc');
+      if (plain.getBody().includes('northern depot')) assert.match(markdown, /northern depot/);
+    }
+    assert.ok(read > 20, `word-extractor read ${read} of the variants`);
+  });
+
+  test('HYPERLINK field instructions: a URL, a bookmark, both, switches; other fields are not links', () => {
+    assert.equal(hyperlinkTarget(' HYPERLINK "https://example.com/a b" \\o "A tip" '), 'https://example.com/a%20b');
+    assert.equal(hyperlinkTarget('HYPERLINK  \\l "_Toc12"'), '#_Toc12');
+    assert.equal(hyperlinkTarget('HYPERLINK "report.doc" \\l "sec(2)" \\h'), 'report.doc#sec%282%29');
+    assert.equal(hyperlinkTarget('hyperlink http://example.com'), 'http://example.com');
+    assert.equal(hyperlinkTarget('HYPERLINK "C:\\\\docs\\\\a.doc"'), 'C:\\docs\\a.doc');
+    assert.equal(hyperlinkTarget(' PAGEREF _Toc12 \\h '), null);
+    assert.equal(hyperlinkTarget('HYPERLINK'), null);
+  });
+
   test('a file that is not a Word binary is DOCUMENT_CORRUPT', async () => {
     await assert.rejects(parseDocument(Buffer.from('not a word file at all'), 'doc'), (err: unknown) => {
       assert.ok(err instanceof DocumentError);
@@ -44,6 +99,18 @@ describe('.doc (Word 97-2003)', () => {
     });
   });
 });
+
+/** The .doc with its table stream (0Table or 1Table, as the FIB names it) changed or replaced by `edit`. */
+function withTableStream(doc: Buffer, edit: (table: Buffer, wordDocument: Buffer) => Buffer | void): Buffer {
+  const cfb = CFB.read(doc, { type: 'buffer' });
+  const wd = Buffer.from(CFB.find(cfb, '/WordDocument')!.content as Uint8Array);
+  const entry = CFB.find(cfb, wd.readUInt16LE(0x0a) & 0x0200 ? '/1Table' : '/0Table')!;
+  const table = Buffer.from(entry.content as Uint8Array);
+  const changed = edit(table, wd) ?? table;
+  entry.content = changed;
+  entry.size = changed.length;
+  return CFB.write(cfb, { type: 'buffer' }) as Buffer;
+}
 
 describe('.rtf', () => {
   test('LibreOffice RTF: headings, tables, nested lists, footnotes, text boxes, \\info metadata', async () => {
@@ -59,7 +126,7 @@ describe('.rtf', () => {
         '| Region | Crates | On time |\n| --- | --- | --- |\n| North | 1240 | 96% |\n| South | 860 | 91% |',
         '## Next steps',
         '- Hire two drivers for the coastal route.\n- Replace the forklift battery.\n   - Order from the usual supplier.',
-        'Signed off by the depot manager on 2 April.',
+        'Signed off by the [depot manager](https://example.com/depots/north) on 2 April (see [next steps](#steps)).',
         'Sidebar: crates are counted in pallets of twelve.',
         'End of report.',
         '[^1]: Counted at the loading dock, not at dispatch.',
