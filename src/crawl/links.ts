@@ -9,6 +9,7 @@
 // - nofollow: <meta name="robots"> contains nofollow or none (reported; callers decide).
 import { Parser } from 'htmlparser2';
 import { type NormalizeOptions, resolveLink } from '../net/url-key.ts';
+import { asBrowserReads } from '../scrape/transform/browser-html.ts';
 
 export interface PageLinks {
   title?: string;
@@ -102,7 +103,7 @@ export function extractPageLinks(html: string, pageUrl: string, opts: NormalizeO
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
-  parser.end(html);
+  parser.end(asBrowserReads(html));
 
   const title = titleText || metas.get('og:title') || h1Text || undefined;
   const description = metas.get('description') || metas.get('og:description') || undefined;

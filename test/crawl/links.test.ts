@@ -51,6 +51,15 @@ test('ignoreQueryParameters drops link queries', () => {
   assert.deepEqual(p.links, ['https://x.test/p']);
 });
 
+test("links after a tracking pixel's self-closed <iframe /> in a <noscript>, or a stray <![CDATA[, are found", () => {
+  const p = extractPageLinks(
+    '<body><noscript><iframe src="https://tags.example/ns.html" height="0" /></noscript><a href="/a">A</a>' +
+      '<![CDATA[ <a href="/b">B</a></body>',
+    'https://x.test/',
+  );
+  assert.deepEqual(p.links, ['https://x.test/a', 'https://x.test/b']);
+});
+
 let site: FixtureSite;
 before(async () => {
   site = await startFixtureSite();

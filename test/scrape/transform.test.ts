@@ -30,3 +30,22 @@ test('a stray <![CDATA[ in the body is a bogus comment, not the rest of the page
   assert.match(md, /A post of the thread/);
   assert.doesNotMatch(md, /in script/);
 });
+
+test("a tracking pixel's self-closed <iframe /> in a <noscript> ends with it, not with the page", () => {
+  const para = 'The landing page text, long enough to be the content of the page and more than a label.';
+  const page = (pixel: string) =>
+    markdown(
+      `<html><body><noscript>${pixel}</noscript>` +
+        `<main><h1>Fastest path to production</h1><p>${para}</p><p>${para}</p></main></body></html>`,
+    );
+  for (const pixel of [
+    '<iframe src="https://tags.example/ns.html?id=X" height="0" width="0" style="display: none" />',
+    '<iframe src="https://tags.example/ns.html?id=X">',
+  ]) {
+    const md = page(pixel);
+    assert.match(md, /# Fastest path to production/);
+    assert.match(md, /The landing page text/);
+  }
+  // A closed iframe is left as written.
+  assert.match(page('<iframe src="https://tags.example/ns.html"></iframe>'), /The landing page text/);
+});

@@ -10,6 +10,7 @@ import { parseDocument } from 'htmlparser2';
 import { type StructuredData, extractStructuredData } from '../../extractors/structured-data.ts';
 import { type MediaCandidate, discoverMedia } from '../media/discover.ts';
 import { type FormatPlan, needsMarkdown, needsStructuredData, wantsMedia } from '../plan.ts';
+import { asBrowserReads } from './browser-html.ts';
 import { cleanDocument } from './clean.ts';
 import { domToMarkdown } from '../../markdown/markdown.ts';
 import { extractMetadata } from './metadata.ts';
@@ -48,7 +49,7 @@ export interface HtmlTransformOutput {
 }
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
-  const doc = parseDocument(bogusCdata(input.html));
+  const doc = parseDocument(asBrowserReads(input.html));
   const base = baseUrl(doc, input.url);
   const out: HtmlTransformOutput = {
     metadata: extractMetadata(doc, {
@@ -87,14 +88,6 @@ export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
   }
   if (structured) out.structured = { data: structured, doc };
   return out;
-}
-
-// Outside foreign content a browser reads `<![CDATA[` as a bogus comment ending at the next `>`;
-// htmlparser2 runs it to `]]>`, swallowing the page when none follows. Script text keeps its own
-// (`//<![CDATA[`).
-const HTML_CDATA = /(?<!\/\/\s*|\/\*\s*)<!\[CDATA\[/g;
-function bogusCdata(html: string): string {
-  return html.includes('<![CDATA[') ? html.replace(HTML_CDATA, '<!--[CDATA[-->') : html;
 }
 
 function baseUrl(doc: Document, pageUrl: string): string {
