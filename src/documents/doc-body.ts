@@ -1,7 +1,8 @@
 // The main text of a Word 97–2003 binary (.doc) as blocks, read straight from the file ([MS-DOC]) for what
 // word-extractor does not give: its plain text has no paragraph styles (the outline is in a style table it does
-// not read) and keeps only the display text of a HYPERLINK field, not its target. Here each paragraph of the main
-// document (CP 0 to ccpText) gets a heading level from its style and its hyperlinks stay links.
+// not read) and keeps only the display text of a HYPERLINK field, not its target, nor which paragraphs are list
+// items. Here each paragraph of the main document (CP 0 to ccpText) gets a heading level from its style or a list
+// level from its list, and its hyperlinks stay links.
 //
 // The path: the FIB (start of the WordDocument stream) names the table stream (0Table or 1Table) and where the
 // structures are in it. The piece table (the CLX's PlcPcd) maps character positions to text in the WordDocument
@@ -11,10 +12,23 @@
 // identifier (sti 1–9: heading 1–9; 62: Title), its name and outline level. Text marked deleted (tracked changes,
 // in the CHPX FKPs) is left out, as word-extractor leaves it out.
 //
+// List paragraphs: a paragraph's list (sprmPIlfo, 1-based into the PlfLfo's LFOs, each naming a list by lsid) and
+// level (sprmPIlvl), set directly or by its style, name an LVL: the list's own (the LVLs appended to the PlfLst,
+// nine per list, one for a simple list) or the LFO's override of that level. An LVL whose number format is a bullet
+// (nfc 23), or whose text is one character that is neither a digit nor a level placeholder, makes a bulleted item;
+// one with a number sequence an ordered item; one without (nfc 255) leaves a plain paragraph, as does a list table
+// that cannot be read. A numbered heading stays a heading, a list paragraph in a table cell the cell's text.
+//
 // Anything unexpected (a structure out of bounds, a gap in the pieces, unbalanced fields, cell marks without row
 // ends) gives null, and the caller keeps word-extractor's text.
 
-export type DocBlock = { text: string; level: number } | { rows: string[][] };
+/** A list item's list level (0–8, as the file gives it) and whether it is numbered. */
+export interface DocListItem {
+  ilvl: number;
+  ordered: boolean;
+}
+
+export type DocBlock = { text: string; level: number; list?: DocListItem } | { rows: string[][] };
 
 interface Piece {
   cp: number;
@@ -30,6 +44,16 @@ interface Papx {
   ttp: boolean;
   /** Direct outline level (0–8 a heading level, 9 body text), or -1. */
   outline: number;
+  /** Direct list (sprmPIlfo) and list level (sprmPIlvl), or -1 where the style's apply. */
+  ilfo: number;
+  ilvl: number;
+}
+
+/** What a style gives its paragraphs: a heading level (0 for none), a list and list level (-1: none set). */
+interface StyleProps {
+  level: number;
+  ilfo: number;
+  ilvl: number;
 }
 
 interface Field {
@@ -39,10 +63,12 @@ interface Field {
   start: number;
 }
 
-const NO_PAPX: Papx = { istd: 0, inTable: false, ttp: false, outline: -1 };
+const NO_PAPX: Papx = { istd: 0, inTable: false, ttp: false, outline: -1, ilfo: -1, ilvl: -1 };
 const sprmPFInTable = 0x2416;
 const sprmPFTtp = 0x2417;
 const sprmPOutLvl = 0x2640;
+const sprmPIlvl = 0x260a;
+const sprmPIlfo = 0x460b;
 const sprmCFRMarkDel = 0x0800;
 const sprmTDefTable = 0xd608;
 const sprmPChgTabs = 0xc615;
@@ -74,16 +100,18 @@ function read(stream: (name: string) => Buffer | undefined): DocBlock[] | null {
   const cbRgFcLcb = wd.readUInt16LE(rgLw + cslw * 4);
   const rgFcLcb = rgLw + cslw * 4 + 2;
   if (cslw < 4 || cbRgFcLcb < 34 || ccpText < 0) return null;
-  const fcLcb = (i: number): [number, number] => [
-    wd.readUInt32LE(rgFcLcb + i * 8),
-    wd.readUInt32LE(rgFcLcb + i * 8 + 4),
-  ];
+  // Past cbRgFcLcb (an older FIB) or past the stream, a pair reads as empty.
+  const fcLcb = (i: number): [number, number] =>
+    i < cbRgFcLcb && rgFcLcb + i * 8 + 8 <= wd.length
+      ? [wd.readUInt32LE(rgFcLcb + i * 8), wd.readUInt32LE(rgFcLcb + i * 8 + 4)]
+      : [0, 0];
 
   const pieces = readPieces(table, ...fcLcb(33), ccpText);
   const papx = pieces && readPapx(wd, table, ...fcLcb(13));
   const deleted = papx && readDeletions(wd, table, ...fcLcb(12));
   if (!pieces || !papx || !deleted) return null;
-  const levels = styleLevels(table, ...fcLcb(1));
+  const styles = readStyles(table, ...fcLcb(1));
+  const lists = readLists(table, ...fcLcb(73), ...fcLcb(74));
 
   // The main text, deleted runs as NULs (dropped below; positions stay those of the file).
   const parts: string[] = [];
@@ -102,7 +130,7 @@ function read(stream: (name: string) => Buffer | undefined): DocBlock[] | null {
     }
     parts.push(kept ? text.slice(kept) : text);
   }
-  return toBlocks(parts.join(''), pieces, papx, levels);
+  return toBlocks(parts.join(''), pieces, papx, styles, lists);
 }
 
 /** The pieces of the main text (CP 0 to ccpText), in CP order, or null when the piece table is broken. */
@@ -176,11 +204,13 @@ function papxAt(wd: Buffer, page: number, o: number): Papx {
   const start = cb ? o + 1 : o + 2;
   const end = Math.min(start + (cb ? cb * 2 - 1 : wd[o + 1] * 2), page + 511);
   if (end - start < 2) return NO_PAPX;
-  const props: Papx = { istd: wd.readUInt16LE(start), inTable: false, ttp: false, outline: -1 };
+  const props: Papx = { ...NO_PAPX, istd: wd.readUInt16LE(start) };
   forEachSprm(wd, start + 2, end, (sprm, at) => {
     if (sprm === sprmPFInTable) props.inTable = wd[at] !== 0;
     else if (sprm === sprmPFTtp) props.ttp = wd[at] !== 0;
     else if (sprm === sprmPOutLvl) props.outline = wd[at];
+    else if (sprm === sprmPIlfo) props.ilfo = wd.readUInt16LE(at);
+    else if (sprm === sprmPIlvl) props.ilvl = wd[at];
   });
   return props;
 }
@@ -272,17 +302,19 @@ function forEachSprm(b: Buffer, pos: number, end: number, visit: (sprm: number, 
 }
 
 /**
- * Heading level (1–9, 0 for none) by istd, from the stylesheet: built-in headings (sti 1–9) and styles named
- * "heading N" their level; a paragraph style with an outline level (its own or its base style's) that level;
- * Title level 1. An unreadable stylesheet gives no headings.
+ * What each style (by istd) gives its paragraphs, from the stylesheet. Heading level (1–9, 0 for none): built-in
+ * headings (sti 1–9) and styles named "heading N" their level; a paragraph style with an outline level (its own or
+ * its base style's) that level; Title level 1. List and list level: the style's own sprmPIlfo and sprmPIlvl, else
+ * its base style's. An unreadable stylesheet gives no headings and no lists.
  */
-function styleLevels(table: Buffer, fc: number, lcb: number): number[] {
+function readStyles(table: Buffer, fc: number, lcb: number): StyleProps[] {
   const end = fc + lcb;
   if (lcb < 6 || end > table.length) return [];
   const cbStshi = table.readUInt16LE(fc);
   const cstd = table.readUInt16LE(fc + 2);
   const cbStdBase = table.readUInt16LE(fc + 4);
-  const styles: ({ sti: number; base: number; name: string; outline: number } | undefined)[] = [];
+  type Std = { sti: number; base: number; name: string; outline: number; ilfo: number; ilvl: number };
+  const styles: (Std | undefined)[] = [];
   try {
     for (let p = fc + 2 + cbStshi, istd = 0; istd < cstd && p + 2 <= end; istd++) {
       const cbStd = table.readUInt16LE(p);
@@ -295,17 +327,21 @@ function styleLevels(table: Buffer, fc: number, lcb: number): number[] {
       const stk = table.readUInt16LE(std + 2) & 0xf;
       const at = std + cbStdBase;
       const cch = Math.min(table.readUInt16LE(at), (p - at - 2) >> 1);
-      const style = {
+      const style: Std = {
         sti: table.readUInt16LE(std) & 0xfff,
         base: table.readUInt16LE(std + 2) >>> 4,
         name: table.toString('utf16le', at + 2, at + 2 + cch * 2),
         outline: -1,
+        ilfo: -1,
+        ilvl: -1,
       };
       const upx = at + 2 + cch * 2 + 2; // after the name's terminating NUL: the paragraph style's UpxPapx first
       if (stk === 1 && upx + 4 <= p) {
         const grpprlEnd = Math.min(upx + 2 + table.readUInt16LE(upx), p);
         forEachSprm(table, upx + 4, grpprlEnd, (sprm, o) => {
           if (sprm === sprmPOutLvl) style.outline = table[o];
+          else if (sprm === sprmPIlfo) style.ilfo = table.readUInt16LE(o);
+          else if (sprm === sprmPIlvl) style.ilvl = table[o];
         });
       }
       styles.push(style);
@@ -313,32 +349,134 @@ function styleLevels(table: Buffer, fc: number, lcb: number): number[] {
   } catch {
     // a truncated stylesheet: the styles read so far
   }
-  const outlineOf = (istd: number): number => {
+  /** A property from the style or the nearest base style that sets it, else -1. */
+  const inherited = (istd: number, key: 'outline' | 'ilfo' | 'ilvl'): number => {
     for (let depth = 0; depth < 16; depth++) {
       const s = styles[istd];
       if (!s) return -1;
-      if (s.outline >= 0) return s.outline;
+      if (s[key] >= 0) return s[key];
       if (s.base === 0xfff || s.base === istd) return -1;
       istd = s.base;
     }
     return -1;
   };
-  return styles.map((s, istd) => {
-    if (!s) return 0;
+  const levelOf = (s: Std, istd: number): number => {
     if (s.sti >= 1 && s.sti <= 9) return s.sti;
     const named = /^heading ([1-9])$/i.exec(s.name.trim());
     if (named) return Number(named[1]);
-    const outline = outlineOf(istd);
+    const outline = inherited(istd, 'outline');
     if (outline >= 0) return outline < 9 ? outline + 1 : 0;
     return s.sti === stiTitle || /^title$/i.test(s.name.trim()) ? 1 : 0;
-  });
+  };
+  return styles.map((s, istd) =>
+    s
+      ? { level: levelOf(s, istd), ilfo: inherited(istd, 'ilfo'), ilvl: inherited(istd, 'ilvl') }
+      : { level: 0, ilfo: -1, ilvl: -1 },
+  );
+}
+
+/** Whether a list level is bulleted or numbered; null when it has no number (or cannot be read). */
+type ListKind = 'bullet' | 'ordered' | null;
+
+/** One LVL at `o` (within `end`): its kind and where the next LVL starts. Throws past the buffer. */
+function readLvl(table: Buffer, o: number, end: number): { kind: ListKind; next: number } {
+  const nfc = table[o + 4];
+  const xst = o + 28 + table[o + 25] + table[o + 24]; // LVLF (28 bytes), grpprlPapx, grpprlChpx
+  if (xst + 2 > end) throw new RangeError('LVL past the list table');
+  const cch = table.readUInt16LE(xst);
+  const next = xst + 2 + cch * 2;
+  if (next > end) throw new RangeError('LVL past the list table');
+  const text = table.toString('utf16le', xst + 2, next);
+  // A level's text: literal characters and placeholders (code units 0–8) for the level numbers.
+  const single = cch === 1 && text.charCodeAt(0) > 8 && !/\p{Nd}/u.test(text);
+  const kind: ListKind = nfc === 0x17 || single ? 'bullet' : nfc === 0xff ? null : 'ordered';
+  return { kind, next };
+}
+
+/**
+ * The list definitions: the PlfLst (LSTFs, then the LVLs appended to it) and the PlfLfo (LFOs naming a list by
+ * lsid, then each LFO's level overrides). Gives the kind of a paragraph's (ilfo, ilvl); null for no list or an
+ * unreadable one.
+ */
+function readLists(
+  table: Buffer,
+  fcLst: number,
+  lcbLst: number,
+  fcLfo: number,
+  lcbLfo: number,
+): (ilfo: number, ilvl: number) => ListKind {
+  const none = () => null;
+  if (lcbLst < 2 || lcbLfo < 4 || fcLst + lcbLst > table.length || fcLfo + lcbLfo > table.length) return none;
+  try {
+    const cLst = table.readInt16LE(fcLst);
+    if (cLst < 1 || 2 + cLst * 28 > lcbLst) return none;
+    // Each list's levels by lsid: nine (one for a simple list), read from the LVLs after the PlfLst.
+    const byLsid = new Map<number, ListKind[]>();
+    let o = fcLst + lcbLst;
+    for (let k = 0; k < cLst; k++) {
+      const lstf = fcLst + 2 + k * 28;
+      const levels: ListKind[] = [];
+      for (let n = table[lstf + 26] & 1 ? 1 : 9; n > 0; n--) {
+        const lvl = readLvl(table, o, table.length);
+        levels.push(lvl.kind);
+        o = lvl.next;
+      }
+      byLsid.set(table.readInt32LE(lstf), levels);
+    }
+    const lfoEnd = fcLfo + lcbLfo;
+    const lfoMac = table.readUInt32LE(fcLfo);
+    if (4 + lfoMac * 16 > lcbLfo) return none;
+    const lfos: { levels: ListKind[]; overrides: Map<number, ListKind> }[] = [];
+    for (let k = 0; k < lfoMac; k++) {
+      const lfo = fcLfo + 4 + k * 16;
+      lfos.push({ levels: byLsid.get(table.readInt32LE(lfo)) ?? [], overrides: new Map() });
+    }
+    // The LFOData, parallel to the LFOs: a CP, then one LFOLVL per override (an LVL after it when it overrides the
+    // level's formatting). Overrides past what can be read are not applied.
+    try {
+      let p = fcLfo + 4 + lfoMac * 16;
+      for (let k = 0; k < lfoMac; k++) {
+        const clfolvl = table[fcLfo + 4 + k * 16 + 12];
+        p += 4;
+        for (let j = 0; j < clfolvl; j++) {
+          if (p + 8 > lfoEnd) throw new RangeError('LFOLVL past the list table');
+          const flags = table[p + 4];
+          p += 8;
+          if (flags & 0x20) {
+            const lvl = readLvl(table, p, lfoEnd);
+            lfos[k].overrides.set(flags & 0xf, lvl.kind);
+            p = lvl.next;
+          }
+        }
+      }
+    } catch {
+      // the overrides read so far
+    }
+    return (ilfo, ilvl) => {
+      const lfo = ilfo >= 1 && ilfo <= 0x7fe ? lfos[ilfo - 1] : undefined;
+      if (!lfo || ilvl < 0 || ilvl > 8) return null;
+      if (lfo.overrides.has(ilvl)) return lfo.overrides.get(ilvl)!;
+      return lfo.levels.length === 1 ? lfo.levels[0] : (lfo.levels[ilvl] ?? null);
+    };
+  } catch {
+    return none;
+  }
 }
 
 /** Tab (0x09) is text; the other C0 characters below 0x20 are marks, field delimiters or special characters. */
 const TEXT_BELOW_SPACE = 0x09;
 
-/** Paragraphs (each with its heading level) and tables from the main text; links from HYPERLINK fields. */
-function toBlocks(text: string, pieces: Piece[], papx: PapxRuns, levels: number[]): DocBlock[] | null {
+/**
+ * Paragraphs (each with its heading level, or as a list item) and tables from the main text; links from HYPERLINK
+ * fields.
+ */
+function toBlocks(
+  text: string,
+  pieces: Piece[],
+  papx: PapxRuns,
+  styles: StyleProps[],
+  lists: (ilfo: number, ilvl: number) => ListKind,
+): DocBlock[] | null {
   const blocks: DocBlock[] = [];
   const fields: Field[] = [];
   let out = '';
@@ -392,8 +530,18 @@ function toBlocks(text: string, pieces: Piece[], papx: PapxRuns, levels: number[
     } else if (props.inTable) cellParas.push(para);
     else {
       endTable();
-      const level = props.outline >= 0 && props.outline < 9 ? props.outline + 1 : (levels[props.istd] ?? 0);
-      if (para) blocks.push({ text: level ? para.replace(/\n/g, ' ') : para, level });
+      const style = styles[props.istd];
+      const level = props.outline >= 0 && props.outline < 9 ? props.outline + 1 : (style?.level ?? 0);
+      if (!para) return;
+      if (level) {
+        blocks.push({ text: para.replace(/\n/g, ' '), level });
+        return;
+      }
+      const ilfo = props.ilfo >= 0 ? props.ilfo : (style?.ilfo ?? -1);
+      const ilvl = props.ilvl >= 0 ? props.ilvl : Math.max(style?.ilvl ?? 0, 0);
+      const kind = ilfo > 0 ? lists(ilfo, ilvl) : null;
+      if (kind) blocks.push({ text: para.replace(/\n/g, ' '), level: 0, list: { ilvl, ordered: kind === 'ordered' } });
+      else blocks.push({ text: para, level: 0 });
     }
   };
 

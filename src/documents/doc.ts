@@ -1,14 +1,15 @@
 // Legacy Word documents (.doc: Word 97–2003 binary) → markdown: the body's paragraphs, headings as `#` headings
-// (built-in heading styles, styles with an outline level, Title), hyperlinks as links, its tables as GFM tables,
-// text boxes after the body, footnotes and endnotes as a numbered list at the end; page headers and footers are
-// left out (a page's running title and number, not its text), as for DOCX. Title, author and subject come from
-// the file's SummaryInformation properties.
+// (built-in heading styles, styles with an outline level, Title), list paragraphs as `-` or `1.` items nested by
+// their list level (as RTF's lists), hyperlinks as links, its tables as GFM tables, text boxes after the body,
+// footnotes and endnotes as a numbered list at the end; page headers and footers are left out (a page's running
+// title and number, not its text), as for DOCX. Title, author and subject come from the file's SummaryInformation
+// properties.
 //
 // word-extractor (pure JS) reads the file first: it answers whether it is a readable Word binary at all, and gives
 // the footnotes, endnotes and text boxes. Its text has no styles and no link targets, so the body is read by
-// doc-body.ts (the piece table, paragraph properties and stylesheet, straight from the file); when that cannot
-// read the file's structures, the body is word-extractor's plain text, headings as paragraphs and links as their
-// text.
+// doc-body.ts (the piece table, paragraph properties, stylesheet and list tables, straight from the file); when that
+// cannot read the file's structures, the body is word-extractor's plain text, headings and list items as paragraphs
+// and links as their text.
 import { CFB } from '@e965/xlsx';
 import WordExtractor from 'word-extractor';
 import { type DocBlock, readDocBody } from './doc-body.ts';
@@ -44,15 +45,31 @@ export async function parseDoc(bytes: Uint8Array): Promise<ParsedDocument> {
   return { kind: 'doc', markdown, metadata: summaryOf(stream), numPages: 1, warnings: [] };
 }
 
-/** doc-body.ts's blocks → markdown: headings at their level (past 6 as 6), line breaks as hard breaks. */
+/**
+ * doc-body.ts's blocks → markdown: headings at their level (past 6 as 6), line breaks as hard breaks, list items as
+ * `-` or `1.` lines (a run of items one list, each nesting level three spaces in, as RTF's lists).
+ */
 function renderBlocks(blocks: DocBlock[]): string {
-  return blocks
-    .map((b) => {
-      if ('rows' in b) return rowsToMarkdown(b.rows);
-      if (b.level) return `${'#'.repeat(Math.min(b.level, 6))} ${b.text}`;
-      return b.text.split('\n').map(escapeMarkdown).join('  \n');
-    })
-    .join('\n\n');
+  const out: string[] = [];
+  let open: number[] = []; // list levels (ilvl) of the items the next one may be nested in; empty outside a list
+  for (const b of blocks) {
+    if ('rows' in b || !b.list) {
+      open = [];
+      if ('rows' in b) out.push(rowsToMarkdown(b.rows));
+      else if (b.level) out.push(`${'#'.repeat(Math.min(b.level, 6))} ${b.text}`);
+      else out.push(b.text.split('\n').map(escapeMarkdown).join('  \n'));
+      continue;
+    }
+    const item = b.list;
+    // Nesting follows the order of the levels, not their values (a list that starts at level 2 is not code).
+    const inList = open.length > 0;
+    while (open.length && open[open.length - 1] > item.ilvl) open.pop();
+    if (open[open.length - 1] !== item.ilvl) open.push(item.ilvl);
+    const line = `${'   '.repeat(open.length - 1)}${item.ordered ? '1.' : '-'} ${escapeMarkdown(b.text)}`;
+    if (inList) out[out.length - 1] += `\n${line}`;
+    else out.push(line);
+  }
+  return out.join('\n\n');
 }
 
 /**

@@ -189,18 +189,27 @@ export async function imageSources(
     const path = resolvePart(part, r.target);
     const type = IMAGE_TYPES[path.split('.').pop()?.toLowerCase() ?? ''];
     if (!type || !zip.has(path)) continue;
-    const bytes = await zip.readBytes(path);
-    if (bytes.length > EMBED_MAX_IMAGE || bytes.length > budget.left) {
-      warnings.push(
-        `Picture ${r.target} (${Math.round(bytes.length / 1024)} KB) left as its path: over the embedding bound`,
-      );
-      continue;
-    }
-    budget.left -= bytes.length;
-    out.set(
-      id,
-      `data:${type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`,
-    );
+    const src = embedPicture(await zip.readBytes(path), type, r.target, budget, warnings);
+    if (src) out.set(id, src);
   }
   return out;
+}
+
+/**
+ * A picture's bytes as a data: URI when they fit the embedding bounds (taken from `budget`), else null and a
+ * warning naming the picture by `name` (the caller writes that name as its src).
+ */
+export function embedPicture(
+  bytes: Uint8Array,
+  type: string,
+  name: string,
+  budget: { left: number },
+  warnings: string[],
+): string | null {
+  if (bytes.length > EMBED_MAX_IMAGE || bytes.length > budget.left) {
+    warnings.push(`Picture ${name} (${Math.round(bytes.length / 1024)} KB) left as its path: over the embedding bound`);
+    return null;
+  }
+  budget.left -= bytes.length;
+  return `data:${type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`;
 }

@@ -11,9 +11,19 @@
 // TextBytesAtom 8-bit text), or, for placeholders PowerPoint itself wrote, in the SlideListWithText under the
 // slide's SlidePersistAtom, which the shape points at with an OutlineTextRefAtom. Notes: the slide's SlideAtom
 // names its Notes container. Read with SheetJS's compound-file reader; records are walked without recursion.
+//
+// Pictures ([MS-ODRAW]), in the slide's body in shape order as `![alt](src)`, as PPTX's: a shape whose property
+// table (OfficeArtFOPT, or the tertiary one) has a `pib` names a BLIP by its 1-based place in the BLIP store (the
+// Document's PPDrawingGroup → OfficeArtDggContainer → OfficeArtBStoreContainer); the store's entry (OfficeArtFBSE)
+// holds the BLIP record or gives its offset in the "Pictures" stream. The alt text is the shape's description
+// (wzDescription), else its name (wzName). With ParseOptions.embedImages a PNG or JPEG comes as a data: URI (within
+// the bounds PPTX's pictures have); other formats (EMF, WMF, PICT, DIB, TIFF), pictures over the bounds, and every
+// picture without embedImages are `image<N>.<ext>`, N the picture's place in the store. A picture that cannot be
+// found is left out.
 import { CFB } from '@e965/xlsx';
 import { ListBuilder } from './html-builder.ts';
 import { readSummaryInformation } from './ole-properties.ts';
+import { embedPicture, imageBudget } from './package.ts';
 import { type SlideContent, renderSlides } from './slides.ts';
 import type { ParsedDocument, ParseOptions } from './types.ts';
 import { escapeHtml } from './xml.ts';
@@ -37,7 +47,48 @@ const RT = {
   OutlineTextRefAtom: 0x0f9e,
   ShapeContainer: 0xf004,
   PlaceholderAtom: 0x0bc3,
+  PPDrawingGroup: 0x040b,
+  DggContainer: 0xf000,
+  BStoreContainer: 0xf001,
+  FBSE: 0xf007,
+  FOPT: 0xf00b,
+  TertiaryFOPT: 0xf122,
 } as const;
+
+/** OfficeArtFOPTE property ids ([MS-ODRAW] 2.3): the picture's BLIP, the shape's name and description. */
+const PID_PIB = 0x0104;
+const PID_NAME = 0x0380;
+const PID_DESCRIPTION = 0x0381;
+
+/** BLIP record types ([MS-ODRAW] 2.2.23–2.2.30): file extension, MIME type where a browser shows it, metafile. */
+const BLIP_FORMATS: Partial<globalThis.Record<number, { ext: string; mime?: string; metafile?: boolean }>> = {
+  0xf01a: { ext: 'emf', metafile: true },
+  0xf01b: { ext: 'wmf', metafile: true },
+  0xf01c: { ext: 'pict', metafile: true },
+  0xf01d: { ext: 'jpg', mime: 'image/jpeg' },
+  0xf02a: { ext: 'jpg', mime: 'image/jpeg' },
+  0xf01e: { ext: 'png', mime: 'image/png' },
+  0xf01f: { ext: 'bmp' },
+  0xf029: { ext: 'tif' },
+};
+/** MSOBLIPTYPE ([MS-ODRAW] 2.4.1) → extension: what a store entry says when its BLIP cannot be read. */
+const BLIP_TYPE_EXT: Partial<globalThis.Record<number, string>> = {
+  2: 'emf',
+  3: 'wmf',
+  4: 'pict',
+  5: 'jpg',
+  6: 'png',
+  7: 'bmp',
+  0x11: 'tif',
+  0x12: 'jpg',
+};
+
+/** A BLIP of the store: its extension, and its image bytes where they are a PNG or JPEG file. */
+interface Blip {
+  ext: string;
+  mime?: string;
+  data?: Buffer;
+}
 
 /** TextHeaderAtom text types ([MS-PPT] 2.13.33 TextTypeEnum). */
 const TITLE_TYPES = new Set([0, 6]);
@@ -60,6 +111,8 @@ interface TextUnit {
   text: string;
   /** The paragraph runs of its StyleTextPropAtom, when it has one: what each paragraph's bullet and level are. */
   runs?: ParagraphRun[];
+  /** A picture shape (its text empty): the BLIP's 1-based place in the store, and its alt text. */
+  picture?: { pib: number; alt: string };
 }
 
 interface ParagraphRun {
@@ -187,9 +240,11 @@ const PLACEHOLDER_TEXT: Partial<globalThis.Record<number, number>> = {
  */
 function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = []): TextUnit[] {
   const units: TextUnit[] = [];
-  let shape: { end: number; placeholder: number | undefined; units: TextUnit[] } | null = null;
+  let shape: { end: number; placeholder: number | undefined; units: TextUnit[]; props: ShapeProps } | null = null;
   const close = () => {
     if (!shape) return;
+    const { pib, name, description } = shape.props;
+    if (pib) units.push({ type: -1, text: '', picture: { pib, alt: description || name || '' } });
     const type = shape.placeholder === undefined ? undefined : PLACEHOLDER_TEXT[shape.placeholder];
     for (const u of shape.units) units.push(type === undefined || fromList.includes(u) ? u : { ...u, type });
     shape = null;
@@ -197,9 +252,10 @@ function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = [])
   let last: TextUnit | null = null;
   for (const r of descendants(s, container)) {
     if (shape && r.start >= shape.end) close();
-    if (r.type === RT.ShapeContainer && !shape) shape = { end: r.end, placeholder: undefined, units: [] };
+    if (r.type === RT.ShapeContainer && !shape) shape = { end: r.end, placeholder: undefined, units: [], props: {} };
     const into = shape ? shape.units : units;
     if (r.type === RT.PlaceholderAtom && shape && r.end - r.start >= 5) shape.placeholder = s[r.start + 4];
+    else if ((r.type === RT.FOPT || r.type === RT.TertiaryFOPT) && shape) readShapeProps(s, r, shape.props);
     else if (r.type === RT.TextHeaderAtom) into.push((last = { type: s.readUInt32LE(r.start), text: '' }));
     else if ((r.type === RT.TextCharsAtom || r.type === RT.TextBytesAtom) && last) last.text += atomText(s, r);
     else if (r.type === RT.StyleTextPropAtom && last) last.runs = paragraphRuns(s, r, last.text.length);
@@ -211,6 +267,84 @@ function containerTexts(s: Buffer, container: Record, fromList: TextUnit[] = [])
   }
   close();
   return units;
+}
+
+/** What a shape's property tables say of it as a picture. */
+interface ShapeProps {
+  pib?: number;
+  name?: string;
+  description?: string;
+}
+
+/**
+ * An OfficeArtFOPT or OfficeArtTertiaryFOPT ([MS-ODRAW] 2.2.9): recInstance properties of 6 bytes (id, value), then
+ * the complex properties' data in their order, each as long as its value says. Stops at what overruns the record.
+ */
+function readShapeProps(s: Buffer, r: Record, props: ShapeProps): void {
+  let complex = r.start + r.instance * 6;
+  if (complex > r.end) return;
+  for (let k = 0; k < r.instance; k++) {
+    const opid = s.readUInt16LE(r.start + k * 6);
+    const op = s.readUInt32LE(r.start + k * 6 + 2);
+    const pid = opid & 0x3fff;
+    if (!(opid & 0x8000)) {
+      if (pid === PID_PIB) props.pib = op;
+      continue;
+    }
+    const from = complex;
+    complex += op;
+    if (complex > r.end) return;
+    if (pid !== PID_NAME && pid !== PID_DESCRIPTION) continue;
+    // A NUL-terminated UTF-16 string.
+    const text = s
+      .toString('utf16le', from, from + (op & ~1))
+      .replace(/\0[\s\S]*$/, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (pid === PID_NAME) props.name = text;
+    else props.description = text;
+  }
+}
+
+/**
+ * The BLIP store: each entry by its 1-based place. An entry's BLIP is in the entry (after its name) or at its
+ * offset in the Pictures stream; a BLIP record has one or two 16-byte UIDs, then a tag byte (a bitmap) or a
+ * 34-byte metafile header, then the image. Only a PNG or JPEG whose bytes say so gets `data`; an entry whose BLIP
+ * cannot be read keeps the extension its type gives. An unreadable store has no entries.
+ */
+function readBlipStore(s: Buffer, doc: Record, pictures: Buffer | undefined): Map<number, Blip> {
+  const out = new Map<number, Blip>();
+  const child = (r: Record | undefined, type: number) => (r ? children(s, r).find((c) => c.type === type) : undefined);
+  const store = child(child(child(doc, RT.PPDrawingGroup), RT.DggContainer), RT.BStoreContainer);
+  if (!store) return out;
+  children(s, store).forEach((entry, k) => {
+    let blip: { buf: Buffer; r: Record | null } | null = null;
+    let ext: string | undefined;
+    if (entry.type === RT.FBSE && entry.end - entry.start >= 36) {
+      ext = BLIP_TYPE_EXT[s[entry.start]];
+      const embeddedAt = entry.start + 36 + s[entry.start + 33];
+      const size = s.readUInt32LE(entry.start + 20);
+      const foDelay = s.readUInt32LE(entry.start + 28);
+      if (embeddedAt < entry.end) blip = { buf: s, r: recordAt(s, embeddedAt) };
+      else if (pictures && size > 0) blip = { buf: pictures, r: recordAt(pictures, foDelay) };
+      if (blip?.r && blip.r.end > (blip.buf === s ? entry.end : blip.buf.length)) blip = null;
+    } else if (BLIP_FORMATS[entry.type]) blip = { buf: s, r: entry }; // a BLIP stored in place of an entry
+    const r = blip?.r;
+    const format = r ? BLIP_FORMATS[r.type] : undefined;
+    if (!r || !format) {
+      if (ext) out.set(k + 1, { ext });
+      return;
+    }
+    const at = r.start + (r.instance & 1 ? 32 : 16) + (format.metafile ? 34 : 1);
+    const data = at < r.end ? blip!.buf.subarray(at, r.end) : undefined;
+    const valid =
+      data &&
+      data.length >= 8 &&
+      ((format.mime === 'image/png' && data.readUInt32BE(0) === 0x89504e47) ||
+        (format.mime === 'image/jpeg' && data[0] === 0xff && data[1] === 0xd8));
+    out.set(k + 1, valid ? { ext: format.ext, mime: format.mime, data } : { ext: format.ext });
+  });
+  return out;
 }
 
 /** PFMasks bits ([MS-PPT] 2.9.21) of the fields a TextPFException holds, in the order they are stored, with their size. */
@@ -266,7 +400,10 @@ const paragraphs = (text: string) =>
     .map((p) => p.replace(/\v/g, ' ').replace(/\s+/g, ' ').trim())
     .filter(Boolean);
 
-function slideContent(units: TextUnit[], notes: TextUnit[]): SlideContent {
+/** A picture unit's `<img>`: its src from `pictureSrc` (left out when that has none). */
+type PictureSrc = (pib: number) => string | null;
+
+function slideContent(units: TextUnit[], notes: TextUnit[], pictureSrc: PictureSrc): SlideContent {
   let title = '';
   let body = '';
   // Without placeholders (LibreOffice writes plain text boxes, all "other" text) the first box, one short line,
@@ -277,6 +414,11 @@ function slideContent(units: TextUnit[], notes: TextUnit[]): SlideContent {
     title = paragraphs(firstText.text)[0];
   for (const u of units) {
     if (u === firstText && title) continue;
+    if (u.picture) {
+      const src = pictureSrc(u.picture.pib);
+      if (src) body += `<p><img src="${escapeHtml(src)}" alt="${escapeHtml(u.picture.alt)}"></p>`;
+      continue;
+    }
     const ps = paragraphs(u.text);
     if (!ps.length) continue;
     if (TITLE_TYPES.has(u.type) && !title) title = ps.join(' ');
@@ -355,6 +497,23 @@ export function parsePpt(bytes: Uint8Array, opts: ParseOptions = {}): ParsedDocu
     lists.find((r) => r.instance === 2),
   );
 
+  // Pictures: the store read once; each picture's src as it is met (the embedding budget spent in slide order).
+  let store = new Map<number, Blip>();
+  try {
+    store = readBlipStore(s, doc, stream('Pictures'));
+  } catch {
+    // an unreadable store: no pictures
+  }
+  const warnings: string[] = [];
+  const budget = imageBudget();
+  const pictureSrc: PictureSrc = (pib) => {
+    const blip = store.get(pib);
+    if (!blip) return null;
+    const name = `image${pib}.${blip.ext}`;
+    if (!opts.embedImages || !blip.data || !blip.mime) return name;
+    return embedPicture(blip.data, blip.mime, name, budget, warnings) ?? name;
+  };
+
   const slides: SlideContent[] = [];
   let slideRecords = slideList.order.map((id) => ({ id, record: at(id) }));
   // Without a usable persist directory, the Slide containers in stream order.
@@ -372,11 +531,11 @@ export function parsePpt(bytes: Uint8Array, opts: ParseOptions = {}): ParsedDocu
     const notesPersist = notesId ? notesList.bySlideId.get(notesId) : undefined;
     const notesRecord = notesPersist === undefined ? null : at(notesPersist);
     if (notesRecord?.type === RT.Notes) notes = containerTexts(s, notesRecord, notesList.texts.get(notesPersist!));
-    slides.push(slideContent(units, notes));
+    slides.push(slideContent(units, notes, pictureSrc));
   }
   const info = stream('\u0005SummaryInformation');
   const metadata = info ? readSummaryInformation(info) : {};
-  return renderSlides('ppt', slides, metadata, opts);
+  return renderSlides('ppt', slides, metadata, opts, warnings);
 }
 
 function topLevel(s: Buffer): Record[] {

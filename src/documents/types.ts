@@ -37,7 +37,10 @@ export interface ParseOptions {
   pageMarkers?: boolean;
   /** Bound on decompressed bytes of office/epub containers (zip-bomb guard). */
   maxUnpackedBytes?: number;
-  /** DOCX/PPTX: pictures as data: URIs (the caller keeps base64 images), else `![alt](their path in the package)`. */
+  /**
+   * DOCX/PPTX/PPT: pictures as data: URIs (the caller keeps base64 images), else `![alt](their path in the package)`
+   * (PPT: `image<N>.<ext>`, N the picture's place in the BLIP store).
+   */
   embedImages?: boolean;
   /** XLSX/ODS/CSV: at most this many rows per sheet (default 10,000); a warning names what was left out. */
   maxRows?: number;

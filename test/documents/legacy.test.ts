@@ -12,6 +12,10 @@ import { DocumentError } from '../../src/errors.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/legacy/${name}`, import.meta.url));
 
+/** report.fodt's list (bulleted, one item nested), as the .doc and the .rtf both give it. */
+const NEXT_STEPS =
+  '- Hire two drivers for the coastal route.\n- Replace the forklift battery.\n   - Order from the usual supplier.';
+
 describe('.doc (Word 97-2003)', () => {
   test('detected from its content; every paragraph in order, headings from the styles, links, tables, text boxes, footnotes', async () => {
     const bytes = fixture('report.doc');
@@ -26,7 +30,8 @@ describe('.doc (Word 97-2003)', () => {
     // Headings come from the paragraphs' styles (Heading 1, Heading 2), which word-extractor's text does not carry.
     assert.match(markdown, /^# Quarterly Field Report\n\nThe northern depot shipped 1,240 crates/);
     assert.match(markdown, /\n## Shipments by region\n\n\| Region \|/);
-    assert.match(markdown, /\n## Next steps\n\nHire two drivers/);
+    // The list from the paragraphs' list properties and the list tables (bulleted levels), nested by level.
+    assert.ok(markdown.includes(`\n## Next steps\n\n${NEXT_STEPS}\n\nSigned off by`), markdown);
     // HYPERLINK fields: a URL, and a bookmark in the document (\l "steps").
     assert.match(
       markdown,
@@ -36,10 +41,6 @@ describe('.doc (Word 97-2003)', () => {
     assert.match(
       markdown,
       /\| Region \| Crates \| On time \|\n\| --- \| --- \| --- \|\n\| North \| 1240 \| 96% \|\n\| South \| 860 \| 91% \|/,
-    );
-    assert.match(
-      markdown,
-      /Hire two drivers[\s\S]*Replace the forklift battery\.[\s\S]*Order from the usual supplier\./,
     );
     assert.match(markdown, /Sidebar: crates are counted in pallets of twelve\./);
     assert.match(markdown, /## Notes\n\n1\. Counted at the loading dock, not at dispatch\./);
@@ -61,6 +62,39 @@ describe('.doc (Word 97-2003)', () => {
     assert.match(markdown, /\nNext steps\n/);
     assert.match(markdown, /Signed off by the depot manager on 2 April \(see next steps\)\./);
     assert.match(markdown, /## Notes\n\n1\. Counted at the loading dock/);
+  });
+
+  test('list levels: numbered when the level has a number format; a list table it cannot read leaves paragraphs', async () => {
+    // The fixture's list (lsid 2) has bullet levels (nfc 23, text one bullet character); its first level made decimal
+    // (nfc 0, its text the level's number placeholder), the outer items are numbered and the nested one stays a
+    // bullet.
+    const numbered = withTableStream(fixture('report.doc'), (table, wd) => {
+      const [fcLst, lcbLst] = [wd.readUInt32LE(0x2e2), wd.readUInt32LE(0x2e6)];
+      assert.equal(table.readInt16LE(fcLst), 2); // two LSTFs, each with nine LVLs
+      let lvl = fcLst + lcbLst;
+      for (let k = 0; k < 9; k++) lvl = nextLvl(table, lvl); // past the first list's levels
+      assert.equal(table.readInt32LE(fcLst + 2 + 28), 2);
+      const xst = lvl + 28 + table[lvl + 24] + table[lvl + 25];
+      assert.deepEqual([table[lvl + 4], table.readUInt16LE(xst)], [23, 1]);
+      table[lvl + 4] = 0;
+      table.writeUInt16LE(0, xst + 2);
+    });
+    const ordered = (await parseDocument(numbered, 'doc')).markdown;
+    assert.ok(
+      ordered.includes(
+        '\n\n1. Hire two drivers for the coastal route.\n1. Replace the forklift battery.\n   - Order from the usual supplier.\n\n',
+      ),
+      ordered,
+    );
+    // A list count past the list table: no lists, the items are paragraphs, the rest of the outline stays.
+    const unreadable = withTableStream(fixture('report.doc'), (table, wd) => {
+      table.writeInt16LE(0x7fff, wd.readUInt32LE(0x2e2));
+    });
+    const { markdown } = await parseDocument(unreadable, 'doc');
+    assert.match(
+      markdown,
+      /\n## Next steps\n\nHire two drivers for the coastal route\.\n\nReplace the forklift battery\.\n\nOrder from the usual supplier\.\n\n/,
+    );
   });
 
   test('a truncated or garbled table stream never fails where word-extractor reads the file', async () => {
@@ -112,6 +146,12 @@ function withTableStream(doc: Buffer, edit: (table: Buffer, wordDocument: Buffer
   return CFB.write(cfb, { type: 'buffer' }) as Buffer;
 }
 
+/** Where the LVL at `o` ends: its 28-byte LVLF, grpprlPapx and grpprlChpx (sized in the LVLF), its counted text. */
+function nextLvl(table: Buffer, o: number): number {
+  const xst = o + 28 + table[o + 24] + table[o + 25];
+  return xst + 2 + 2 * table.readUInt16LE(xst);
+}
+
 describe('.rtf', () => {
   test('LibreOffice RTF: headings, tables, nested lists, footnotes, text boxes, \\info metadata', async () => {
     const bytes = fixture('report.rtf');
@@ -125,7 +165,7 @@ describe('.rtf', () => {
         '## Shipments by region',
         '| Region | Crates | On time |\n| --- | --- | --- |\n| North | 1240 | 96% |\n| South | 860 | 91% |',
         '## Next steps',
-        '- Hire two drivers for the coastal route.\n- Replace the forklift battery.\n   - Order from the usual supplier.',
+        NEXT_STEPS,
         'Signed off by the [depot manager](https://example.com/depots/north) on 2 April (see [next steps](#steps)).',
         'Sidebar: crates are counted in pallets of twelve.',
         'End of report.',

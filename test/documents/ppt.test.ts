@@ -1,6 +1,8 @@
 // Legacy PowerPoint (.ppt): a real file LibreOffice wrote (test/fixtures/legacy/deck.ppt from deck.fodp), and a
 // presentation laid out as PowerPoint itself writes one (placeholder text kept in the SlideListWithText, shapes
 // pointing at it), built record by record here: both through detection and parseDocument, as PPTX renders them.
+// Pictures: the LibreOffice file's PNG (LibreOffice's PPT filter writes no name or description for a picture, so the
+// alt text is read from the built file's shapes, along with BLIPs in the store, in the Pictures stream, JPEG, EMF).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -61,8 +63,69 @@ const styleRuns = (...runs: [count: number, level: number, bullet: boolean][]) =
     ]),
   );
 
+/** OfficeArtFOPT (or, by `type`, the tertiary one): numbers as simple properties, strings as complex (UTF-16, NUL). */
+function fopt(props: [id: number, value: number | string][], type = 0xf00b): Buffer {
+  const entries: Buffer[] = [];
+  const complex: Buffer[] = [];
+  for (const [id, value] of props) {
+    const e = Buffer.alloc(6);
+    if (typeof value === 'string') {
+      const data = Buffer.from(`${value}\0`, 'utf16le');
+      e.writeUInt16LE(id | 0x8000, 0);
+      e.writeUInt32LE(data.length, 2);
+      complex.push(data);
+    } else {
+      e.writeUInt16LE(id, 0);
+      e.writeUInt32LE(value, 2);
+    }
+    entries.push(e);
+  }
+  return rec(type, Buffer.concat([...entries, ...complex]), props.length);
+}
+const PIB = 0x4104; // pib, a BLIP id (fBid)
+const NAME = 0x0380;
+const DESCRIPTION = 0x0381;
+/** A BLIP record: one UID (two for an odd instance), a tag byte (bitmaps) or a 34-byte metafile header, the image. */
+const blip = (type: number, instance: number, image: Buffer, metafile = false) =>
+  rec(
+    type,
+    Buffer.concat([Buffer.alloc(instance & 1 ? 32 : 16, 7), Buffer.alloc(metafile ? 34 : 1, 0xff), image]),
+    instance,
+  );
+/** An OfficeArtFBSE: the BLIP's type, its size and offset in the Pictures stream, a name, the BLIP itself if embedded. */
+function fbse(btWin32: number, size: number, foDelay: number, name = '', embedded?: Buffer): Buffer {
+  const nameData = name ? Buffer.from(`${name}\0`, 'utf16le') : Buffer.alloc(0);
+  const head = Buffer.alloc(36);
+  head[0] = head[1] = btWin32;
+  head.writeUInt32LE(size, 20);
+  head.writeUInt32LE(1, 24); // cRef
+  head.writeUInt32LE(foDelay, 28);
+  head[33] = nameData.length;
+  return rec(0xf007, Buffer.concat([head, nameData, embedded ?? Buffer.alloc(0)]), btWin32);
+}
+/** The Document's PPDrawingGroup: an OfficeArtDggContainer holding the BLIP store. */
+const drawingGroup = (...entries: Buffer[]) =>
+  rec(0x040b, [rec(0xf000, [rec(0xf006, Buffer.alloc(16)), rec(0xf001, entries, entries.length)])]);
+/** A 1×1 PNG, and bytes that open as a JPEG file does. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+const JPEG = Buffer.concat([
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
+  Buffer.from('JFIF picture bytes'),
+  Buffer.from([0xff, 0xd9]),
+]);
+
+/** Extra parts for the presentation: a BLIP store in the Document, shapes after the first slide's, a Pictures stream. */
+interface Extras {
+  drawingGroup?: Buffer;
+  shapes?: Buffer[];
+  pictures?: Buffer;
+}
+
 /** Two slides (stored in reverse order: the list's order wins), notes for the first, one edit. */
-function powerPointStyle(): Buffer {
+function powerPointStyle(extras: Extras = {}): Buffer {
   const slides = rec(
     0x0ff0,
     [
@@ -87,7 +150,14 @@ function powerPointStyle(): Buffer {
     offset += b.length;
     return at;
   };
-  const docAt = place(rec(0x03e8, [rec(0x03e9, Buffer.alloc(40)), slides, notesList]));
+  const docAt = place(
+    rec(0x03e8, [
+      rec(0x03e9, Buffer.alloc(40)),
+      slides,
+      notesList,
+      ...(extras.drawingGroup ? [extras.drawingGroup] : []),
+    ]),
+  );
   const lastSlideAt = place(rec(0x03ee, [slideAtom(0), drawing(shape(textbox(rec(0x0f9e, u32(0)))))]));
   const firstSlideAt = place(
     rec(0x03ee, [
@@ -96,6 +166,7 @@ function powerPointStyle(): Buffer {
         shape(textbox(rec(0x0f9e, u32(0)))),
         shape(textbox(rec(0x0f9e, u32(1)))),
         shape(textbox(textHeader(4), chars('Source: ledger, March'))),
+        ...(extras.shapes ?? []),
       ),
     ]),
   );
@@ -108,11 +179,12 @@ function powerPointStyle(): Buffer {
   const cfb = CFB.utils.cfb_new();
   CFB.utils.cfb_add(cfb, 'PowerPoint Document', stream);
   CFB.utils.cfb_add(cfb, 'Current User', currentUser);
+  if (extras.pictures) CFB.utils.cfb_add(cfb, 'Pictures', extras.pictures);
   return Buffer.from(CFB.write(cfb, { type: 'buffer' }) as Uint8Array);
 }
 
 describe('.ppt presentations', () => {
-  test('written by LibreOffice: slides in order, titles, text boxes, speaker notes, title and author', async () => {
+  test('written by LibreOffice: slides in order, titles, text boxes, pictures, speaker notes, title and author', async () => {
     const bytes = readFileSync(new URL('../fixtures/legacy/deck.ppt', import.meta.url));
     assert.deepEqual(detectDocument(bytes, { fileName: 'deck.bin' }), {
       kind: 'ppt',
@@ -129,9 +201,26 @@ describe('.ppt presentations', () => {
       /## Slide 2: Results\n\n- 1,240 crates shipped from the north\n- On-time rate rose to 96%\n- Deliveries to Zürich and 東京 resumed/,
     );
     assert.match(doc.markdown, /> Stress the on-time figure; it beat the target by four points\./);
-    assert.match(doc.markdown, /## Slide 3: Next steps\n\nHire two drivers before the summer peak\.$/);
+    // The picture after the text box, by its place in the BLIP store (LibreOffice writes no name or description for
+    // it: no alt text).
+    assert.match(
+      doc.markdown,
+      /## Slide 3: Next steps\n\nHire two drivers before the summer peak\.\n\n!\[\]\(image1\.png\)$/,
+    );
     assert.equal(doc.pages?.length, 3);
     assert.deepEqual(doc.metadata, { title: 'Depot Review', author: 'Ada Lovelace' });
+    // Asked for pictures' bytes: the PNG of deck.fodp, as a data: URI.
+    const png = /<office:binary-data>([^<]+)</.exec(
+      readFileSync(new URL('../fixtures/legacy/deck.fodp', import.meta.url), 'utf8'),
+    )![1];
+    const embedded = await parseDocument(bytes, 'ppt', { embedImages: true });
+    assert.ok(
+      embedded.markdown.endsWith(
+        `Hire two drivers before the summer peak.\n\n![](data:image/png;base64,${png.trim()})`,
+      ),
+      embedded.markdown,
+    );
+    assert.deepEqual(embedded.warnings, []);
   });
 
   test('as PowerPoint writes it: placeholder text from the slide list, in the list order, bodies as lists, notes', async () => {
@@ -150,6 +239,92 @@ describe('.ppt presentations', () => {
         '## Slide 2: Thank you — questions?',
       ].join('\n\n'),
     );
+  });
+
+  test('pictures: in shape order, alt text from the description or the name; PNG and JPEG embedded when asked, others by name', async () => {
+    const emf = blip(0xf01a, 0x3d4, Buffer.from('EMF records'), true);
+    const png = blip(0xf01e, 0x6e0, PNG);
+    const bytes = powerPointStyle({
+      drawingGroup: drawingGroup(
+        fbse(6, png.length, 0), // in the Pictures stream
+        fbse(5, 0, 0, 'photo.jpg', blip(0xf01d, 0x46b, JPEG)), // in the store, after the entry's name (two UIDs)
+        fbse(2, emf.length, png.length),
+        fbse(6, 200, 0x10000), // past the end of the Pictures stream: its type alone
+      ),
+      shapes: [
+        shape(
+          fopt([
+            [PIB, 1],
+            [NAME, 'Picture 3'],
+            [DESCRIPTION, 'Depot map'],
+          ]),
+        ),
+        shape(
+          fopt([
+            [PIB, 2],
+            [NAME, 'Forklift photo'],
+          ]),
+        ),
+        shape(fopt([[PIB, 3]]), fopt([[DESCRIPTION, 'Route diagram']], 0xf122)),
+        shape(
+          fopt([
+            [PIB, 9],
+            [NAME, 'Not in the store'],
+          ]),
+        ),
+        shape(fopt([[PIB, 4]])),
+      ],
+      pictures: Buffer.concat([png, emf]),
+    });
+    const slide1 = (markdown: string) => markdown.split('## Slide 2')[0].split('Source: ledger, March\n\n')[1];
+    const plain = await parseDocument(bytes, 'ppt');
+    assert.equal(
+      slide1(plain.markdown),
+      '![Depot map](image1.png)\n\n![Forklift photo](image2.jpg)\n\n![Route diagram](image3.emf)\n\n![](image4.png)\n\n' +
+        '> **Notes:**\n>\n> Mention the Zürich depot first.\n\n',
+    );
+    const embedded = await parseDocument(bytes, 'ppt', { embedImages: true });
+    assert.equal(
+      slide1(embedded.markdown),
+      `![Depot map](data:image/png;base64,${PNG.toString('base64')})\n\n` +
+        `![Forklift photo](data:image/jpeg;base64,${JPEG.toString('base64')})\n\n` +
+        '![Route diagram](image3.emf)\n\n![](image4.png)\n\n> **Notes:**\n>\n> Mention the Zürich depot first.\n\n',
+    );
+  });
+
+  test('a picture over the embedding bound keeps its name, with a warning; a broken store leaves pictures out', async () => {
+    const big = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(5 * 1024 * 1024)]);
+    const png = blip(0xf01e, 0x6e0, big);
+    const bytes = powerPointStyle({
+      drawingGroup: drawingGroup(fbse(6, png.length, 0)),
+      shapes: [
+        shape(
+          fopt([
+            [PIB, 1],
+            [DESCRIPTION, 'Satellite view'],
+          ]),
+        ),
+      ],
+      pictures: png,
+    });
+    const doc = await parseDocument(bytes, 'ppt', { embedImages: true });
+    assert.match(doc.markdown, /Source: ledger, March\n\n!\[Satellite view\]\(image1\.png\)\n\n/);
+    assert.deepEqual(doc.warnings, ['Picture image1.png (5120 KB) left as its path: over the embedding bound']);
+    // A store whose entry runs past its container: no entry, the picture is left out, the text is all there.
+    const broken = powerPointStyle({
+      drawingGroup: rec(0x040b, [rec(0xf000, [rec(0xf001, [fbse(6, 10, 0).subarray(0, 20)])])]),
+      shapes: [
+        shape(
+          fopt([
+            [PIB, 1],
+            [DESCRIPTION, 'Satellite view'],
+          ]),
+        ),
+      ],
+    });
+    const text = await parseDocument(broken, 'ppt', { embedImages: true });
+    assert.doesNotMatch(text.markdown, /Satellite|!\[/);
+    assert.match(text.markdown, /Source: ledger, March\n\n> \*\*Notes/);
   });
 
   test('a compound file without a presentation stream is DOCUMENT_CORRUPT', async () => {
