@@ -20,6 +20,7 @@ import { monitorRoutes } from './api/routes/monitor.ts';
 import { parseRoutes } from './api/routes/parse.ts';
 import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
+import { searchRoutes } from './api/routes/search.ts';
 import { teamRoutes } from './api/routes/team.ts';
 import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
@@ -36,6 +37,10 @@ import { AdBlocker } from './scrape/engines/browser/adblock.ts';
 import { Monitors } from './monitor/monitors.ts';
 import { MonitorScheduler } from './monitor/scheduler.ts';
 import { UploadParser } from './scrape/parse-upload.ts';
+import type { SearchBackend } from './search/backend.ts';
+import { OwnIndexBackend } from './search/own-index.ts';
+import { Searcher } from './search/search.ts';
+import { SearxngBackend } from './search/searxng.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
 import type { Db } from './store/db-types.ts';
 import { version } from './version.ts';
@@ -122,6 +127,7 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   await app.register(liveRoutes, { lookup: (id) => sessions.lookup(id), publicUrl: config.publicUrl });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
+  await app.register(searchRoutes, { searcher: searcher(app, config, db, stack), publicUrl: config.publicUrl });
   if (queue) {
     // Routes only start crawls and read them; the pages run in the queue's workers.
     const crawler = new Crawler({
@@ -143,6 +149,16 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     await app.register(monitorRoutes, { monitors: new Monitors({ db, scheduler }), publicUrl: config.publicUrl });
   }
   return app;
+}
+
+// The search backends of the configuration: web from the own index or SearXNG, news and images
+// from SearXNG when it is configured.
+function searcher(app: FastifyInstance, config: Config, db: Db, stack: ScrapeStack): Searcher {
+  const { searxngUrl, searxngTimeoutMs, webBackend } = config.search;
+  const searxng = searxngUrl ? new SearxngBackend({ baseUrl: searxngUrl, timeoutMs: searxngTimeoutMs }) : undefined;
+  if (searxng) app.addHook('onClose', async () => searxng.close());
+  const web: SearchBackend | undefined = webBackend === 'searxng' ? searxng : new OwnIndexBackend(db);
+  return new Searcher({ db, scraper: stack.scraper, backends: { web, news: searxng, images: searxng }, log: app.log });
 }
 
 // Browser sessions live in this process: each a Chromium of its own and a sandbox for code. They end

@@ -134,6 +134,10 @@ const envSchema = z.object({
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600000).default(60000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(1_000_000).optional(),
+  SEARXNG_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SEARXNG_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  GLEANER_SEARCH_INDEX: booleanFlag.default(true),
+  SEARCH_WEB_BACKEND: z.enum(['index', 'searxng']).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   SMTP_FROM: z
     .string()
@@ -218,6 +222,17 @@ export interface Config {
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   llm: LlmConfig;
+  /** POST /v2/search backends (src/search/). */
+  search: {
+    /** Index every stored scrape and crawl page in Postgres full-text search (the own index, for `web`). */
+    index: boolean;
+    /** A SearXNG instance (its JSON API) for web, news and images; unset: the own index answers web alone. */
+    searxngUrl: string | undefined;
+    /** Bound on one SearXNG request. */
+    searxngTimeoutMs: number;
+    /** Who answers `web`: the own index, or SearXNG (the default when SEARXNG_URL is set). */
+    webBackend: 'index' | 'searxng';
+  };
   /** smtp(s)://[user:pass@]host:port for monitor emails (src/monitor/email.ts); unset: emails are not sent. */
   smtpUrl: string | undefined;
   /** Sender of monitor emails. */
@@ -271,6 +286,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       `Invalid configuration:\n  SMTP_FROM=${JSON.stringify(e.SMTP_FROM)}: set SMTP_URL (e.g. smtp://user:pass@mail.example.com:587) too`,
       ['SMTP_FROM'],
+    );
+  }
+  if (e.SEARCH_WEB_BACKEND === 'searxng' && e.SEARXNG_URL === undefined) {
+    // Web search would silently have no backend at all.
+    throw new ConfigError(
+      `Invalid configuration:\n  SEARCH_WEB_BACKEND="searxng": set SEARXNG_URL (e.g. http://127.0.0.1:8888) too`,
+      ['SEARCH_WEB_BACKEND'],
     );
   }
   return {
@@ -330,6 +352,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.LLM_TIMEOUT_MS,
       maxRetries: e.LLM_MAX_RETRIES,
       maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
+    },
+    search: {
+      index: e.GLEANER_SEARCH_INDEX,
+      searxngUrl: e.SEARXNG_URL?.replace(/\/+$/, ''),
+      searxngTimeoutMs: e.SEARXNG_TIMEOUT_MS,
+      webBackend: e.SEARCH_WEB_BACKEND ?? (e.SEARXNG_URL ? 'searxng' : 'index'),
     },
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM ?? DEFAULT_SMTP_FROM,

@@ -189,6 +189,15 @@ const monitorErrors = {
   },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
+const searchErrors = {
+  SEARCH_BACKEND_ERROR: {
+    status: 502,
+    meaning:
+      'POST /v2/search: the search backend (SearXNG) failed or is unreachable for every requested source (one source failing is a warning)',
+  },
+  SEARCH_TIMEOUT: { status: 408, meaning: 'POST /v2/search: no backend answered within `timeout`' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
 const interactErrors = {
   BROWSER_SESSION_NOT_FOUND: {
     status: 404,
@@ -254,6 +263,7 @@ export const errorCodeGroups = [
   { title: 'Documents (DocumentError, inside the parser threads)', codes: documentErrors },
   { title: 'LLM', codes: llmErrors },
   { title: 'Monitors', codes: monitorErrors },
+  { title: 'Search', codes: searchErrors },
   { title: 'Browser sessions (interact, /v2/browser)', codes: interactErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
@@ -267,6 +277,7 @@ export const errorCodes = {
   ...documentErrors,
   ...llmErrors,
   ...monitorErrors,
+  ...searchErrors,
   ...interactErrors,
   ...processErrors,
 } as const;
@@ -567,6 +578,18 @@ export class LlmInvalidSchemaError extends LlmError {
 // ---- Interact: live browser sessions.
 
 /** A prompt's agent loop ran past the caller's `timeout`. */
+export class SearchBackendError extends ApiError {
+  constructor(message: string) {
+    super('SEARCH_BACKEND_ERROR', message);
+  }
+}
+
+export class SearchTimeoutError extends ApiError {
+  constructor(timeoutMs: number) {
+    super('SEARCH_TIMEOUT', `No search backend answered within ${timeoutMs} ms`);
+  }
+}
+
 export class InteractPromptTimeoutError extends ApiError {
   readonly timeoutMs: number;
   constructor(timeoutMs: number) {

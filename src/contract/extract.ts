@@ -1,6 +1,6 @@
 // POST /v2/extract and GET /v2/extract/{id} (wire-names.md Routes: "async LLM extraction over
 // URLs"): names and defaults as Firecrawl v2's extract. Options this version cannot honour
-// (enableWebSearch: no search backend) are accepted by the schema only to be refused by name with
+// (enableWebSearch: extract does not search yet) are accepted by the schema only to be refused by name with
 // a 400 in the route, never accepted and ignored.
 import { z } from 'zod';
 import { crawlScrapeOptions } from './crawl.ts';
@@ -28,7 +28,10 @@ export const extractRequest = z
       .record(z.string(), z.unknown())
       .optional()
       .describe('JSON Schema of the result (at least one of prompt and schema)'),
-    enableWebSearch: z.boolean().default(false).describe('Refused when true: no search backend is configured'),
+    enableWebSearch: z
+      .boolean()
+      .default(false)
+      .describe('Refused when true: extract does not search the web yet (find pages with POST /v2/search)'),
     ignoreSitemap: z.boolean().default(false).describe("Globs: do not read the site's sitemaps when listing its pages"),
     includeSubdomains: z
       .boolean()

@@ -57,7 +57,7 @@ export class Crawler {
     const state = (this.#state = new CrawlState(db, events));
     this.#batches = new BatchScrapes({ db, scraper, events, state });
     this.#pages = new PageRunner({ db, scraper, robots, politeness, cache });
-    this.#recorder = new PageRecorder(db, events);
+    this.#recorder = new PageRecorder(db, events, scraper.indexesPages);
     this.#seeder = new SitemapSeeder({ db, sitemaps, log, state, events });
   }
 

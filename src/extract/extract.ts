@@ -65,7 +65,7 @@ export class Extractor {
     if (req.enableWebSearch)
       refuse(
         'enableWebSearch',
-        'no search backend is configured; list the pages in urls (a trailing "/*" covers a site path)',
+        'extract does not search the web itself yet: find pages with POST /v2/search and list them in urls (a trailing "/*" covers a site path)',
       );
     if (req.prompt === undefined && req.schema === undefined) refuse('prompt', 'give a prompt, a schema or both');
     if (req.prompt !== undefined && !req.prompt.trim() && req.schema === undefined) refuse('prompt', 'is empty');

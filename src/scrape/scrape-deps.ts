@@ -28,6 +28,8 @@ export interface ScrapeDeps {
   llmMaxOutputTokens?: number;
   /** The audio and video formats' limits and ffmpeg (default: the configuration's defaults). */
   media?: MediaConfig;
+  /** Index stored pages for POST /v2/search (GLEANER_SEARCH_INDEX; default true). */
+  searchIndex?: boolean;
 }
 
 /** Per-request context from the route. */

@@ -6,6 +6,7 @@ import type { ScrapeRequest } from '../contract/scrape.ts';
 import { ScrapeError } from '../errors.ts';
 import { updateJob } from '../store/jobs.ts';
 import { finishScrape } from '../store/pages.ts';
+import type { SearchEntry } from '../store/search-index.ts';
 import type { Caller } from '../store/teams.ts';
 import type { PendingWrites } from './pending-writes.ts';
 import type { ScrapeDeps } from './scrape-deps.ts';
@@ -50,8 +51,9 @@ export async function failScrapeJob(
 }
 
 /**
- * Charge, stored document and completed job in one statement, after the answer (tracked with the
- * page-cache write still under way). `json` is undefined when the document is not kept.
+ * Charge, stored document (and its search index entry) and completed job in one statement, after
+ * the answer (tracked with the page-cache write still under way). `kept` is undefined when the
+ * document is not kept.
  */
 export function finishScrapeJob(
   d: ScrapeDeps,
@@ -59,7 +61,7 @@ export function finishScrapeJob(
   caller: Caller,
   jobId: string,
   credits: number,
-  kept: { json: string; replay: string } | undefined,
+  kept: { json: string; replay: string; index?: { entry: SearchEntry; markdown: string } } | undefined,
   cacheWrite: Promise<void> | undefined,
 ): void {
   const finished = finishScrape(d.db, {
@@ -69,6 +71,7 @@ export function finishScrapeJob(
     credits,
     json: kept?.json,
     replay: kept?.replay,
+    index: kept?.index,
   }).catch((err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'));
   pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, {
     teamId: caller.teamId,

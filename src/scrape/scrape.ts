@@ -6,6 +6,7 @@ import { creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import { DEFAULT_MEDIA_CONFIG } from '../config.ts';
 import { BadRequestError, ScrapeTimeoutError } from '../errors.ts';
+import type { SearchEntry } from '../store/search-index.ts';
 import type { Caller } from '../store/teams.ts';
 import { assembleDocument } from './assemble.ts';
 import { attachBrowserOutputs, attachMedia, type MediaTools } from './attachments.ts';
@@ -17,6 +18,7 @@ import { fetchFresh, type Source } from './page-source.ts';
 import { PendingWrites } from './pending-writes.ts';
 import { type ScrapePlan, planScrape, wantsMedia } from './plan.ts';
 import { scrapeReplay } from './replay.ts';
+import { searchEntryOf } from './search-entry.ts';
 import type { ScrapeContext, ScrapeDeps } from './scrape-deps.ts';
 import { failScrapeJob, finishScrapeJob, openScrapeJob } from './scrape-job.ts';
 import type { Slot } from './team-concurrency.ts';
@@ -71,9 +73,22 @@ export class Scraper {
     const { document, credits, cacheWrite } = produced;
     const json = JSON.stringify(document);
     // Lockdown is treated as zero data retention (spec): neither keeps the document nor its replay.
-    const kept = quiet ? undefined : { json, replay: JSON.stringify(scrapeReplay(req)) };
+    const kept = quiet
+      ? undefined
+      : { json, replay: JSON.stringify(scrapeReplay(req)), index: this.#indexOf(document) };
     finishScrapeJob(this.#d, this.pendingWrites, caller, jobId, credits, kept, cacheWrite);
     return { document, json, jobId };
+  }
+
+  /** Whether stored pages go into the own search index (GLEANER_SEARCH_INDEX). */
+  get indexesPages(): boolean {
+    return this.#d.searchIndex !== false;
+  }
+
+  /** The document's search index entry and markdown (src/scrape/search-entry.ts), when indexing is on. */
+  #indexOf(document: ScrapeDocument): { entry: SearchEntry; markdown: string } | undefined {
+    const entry = this.indexesPages ? searchEntryOf(document) : undefined;
+    return entry && { entry, markdown: document.markdown ?? '' };
   }
 
   /** Validates a request as POST /v2/scrape would (400 naming the field); returns its plan. */

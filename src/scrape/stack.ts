@@ -67,6 +67,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     media: config.media,
     llm,
     llmMaxOutputTokens: config.llm.maxOutputTokens,
+    searchIndex: config.search.index,
   });
   return {
     http,

@@ -529,6 +529,46 @@ export const migrations: Migration[] = [
       CREATE INDEX browser_sessions_active ON browser_sessions (seen_at) WHERE status = 'active';
     `,
   },
+  {
+    id: 16,
+    name: 'search index',
+    sql: `
+      -- The own search index (POST /v2/search, src/search/own-index.ts): one row per team and
+      -- canonical URL of a page the team scraped or crawled (never under zero data retention), the
+      -- newest copy winning. A row points at the data it was built from, a scrape's stored result
+      -- or a crawl (exactly one), and is deleted with it (ON DELETE CASCADE): nothing indexed
+      -- outlives its data. Only the tsvector is kept of the text; title, description and URL are
+      -- what a hit shows.
+      CREATE TABLE search_pages (
+        team_id uuid NOT NULL REFERENCES teams(id),
+        url_key text NOT NULL,
+        url text NOT NULL,
+        -- lower-cased, without "www.": includeDomains/excludeDomains
+        host text NOT NULL,
+        title text NOT NULL,
+        description text NOT NULL,
+        -- the text search configuration the page was indexed with (from its language, else simple)
+        config regconfig NOT NULL,
+        -- title (A) and URL words (B): small, read for every candidate (boosts), indexed on its own
+        -- so that title and URL matches are always ranked, however many pages match in their text
+        head tsvector NOT NULL,
+        -- head, description (C), markdown (D)
+        doc tsvector NOT NULL,
+        scraped_at timestamptz NOT NULL,
+        scrape_id uuid REFERENCES scrape_results(job_id) ON DELETE CASCADE,
+        crawl_id uuid REFERENCES crawls(id) ON DELETE CASCADE,
+        CHECK ((scrape_id IS NULL) <> (crawl_id IS NULL)),
+        PRIMARY KEY (team_id, url_key)
+      );
+      CREATE INDEX search_pages_doc ON search_pages USING gin (doc);
+      CREATE INDEX search_pages_head ON search_pages USING gin (head);
+      -- Ranking reads every candidate's vector whole: uncompressed, it is read without pglz's cost.
+      ALTER TABLE search_pages ALTER COLUMN doc SET STORAGE EXTERNAL;
+      -- the cascades' lookups when a crawl or a stored scrape goes
+      CREATE INDEX search_pages_crawl ON search_pages (crawl_id) WHERE crawl_id IS NOT NULL;
+      CREATE INDEX search_pages_scrape ON search_pages (scrape_id) WHERE scrape_id IS NOT NULL;
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

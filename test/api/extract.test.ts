@@ -173,11 +173,7 @@ for (const store of storeKinds) {
 
     test('400s name the field: enableWebSearch, no prompt and no schema, an unusable schema, zeroDataRetention', async () => {
       const cases: [Record<string, unknown>, string, RegExp][] = [
-        [
-          { urls: [`${main}/about`], prompt: 'x', enableWebSearch: true },
-          'body.enableWebSearch',
-          /no search backend is configured/,
-        ],
+        [{ urls: [`${main}/about`], prompt: 'x', enableWebSearch: true }, 'body.enableWebSearch', /POST \/v2\/search/],
         [{ urls: [`${main}/about`] }, 'body.prompt', /prompt, a schema or both/],
         [{ urls: [`${main}/about`], schema: { type: 'nonsense' } }, 'body.schema', /JSON Schema/],
         [

@@ -12,12 +12,14 @@ import type { mapRequest } from '../../src/contract/map.ts';
 import type { monitorCreateRequest, monitorUpdateRequest } from '../../src/contract/monitor.ts';
 import type { parseOptions } from '../../src/contract/parse.ts';
 import type { scrapeRequest } from '../../src/contract/scrape.ts';
+import type { searchRequest } from '../../src/contract/search.ts';
 
 export type ScrapeBody = z.input<typeof scrapeRequest>;
 export type ScrapeFormatBody = NonNullable<ScrapeBody['formats']>[number];
 export type CrawlBody = z.input<typeof crawlRequest>;
 export type BatchScrapeBody = z.input<typeof batchScrapeRequest>;
 export type MapBody = z.input<typeof mapRequest>;
+export type SearchBody = z.input<typeof searchRequest>;
 export type ExtractBody = z.input<typeof extractRequest>;
 export type ParseOptionsBody = z.input<typeof parseOptions>;
 export type MonitorBody = z.input<typeof monitorCreateRequest>;
@@ -195,6 +197,13 @@ export function apiClient(target: ApiTarget, key: string | undefined = target.ke
 
     map: (body: MapBody) => call('POST', '/v2/map', body),
     mapRaw: (body: unknown) => call('POST', '/v2/map', body),
+
+    /** POST /v2/search, after the storage (and index entries) of scrapes answered so far. */
+    async search(body: SearchBody) {
+      await settled();
+      return call('POST', '/v2/search', body);
+    },
+    searchRaw: (body: unknown) => call('POST', '/v2/search', body),
 
     extract: (body: ExtractBody) => call('POST', '/v2/extract', body),
     extractRaw: (body: unknown) => call('POST', '/v2/extract', body),

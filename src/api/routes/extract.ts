@@ -36,7 +36,7 @@ export async function extractRoutes(
           `at most ${EXTRACT_GLOB_MAX_PAGES} per glob and ${EXTRACT_MAX_PAGES} pages in all) and extracts one JSON value for the ` +
           '`schema` and/or `prompt`: with the LLM over all the pages, grounded by the deterministic fill; without an LLM (or when it fails) ' +
           'the deterministic fill of each page merged, with a warning. 1 credit per page scraped; LLM tokens go to the token ledger. ' +
-          'Refused with 400: enableWebSearch (no search backend), neither prompt nor schema, an unusable schema, ' +
+          'Refused with 400: enableWebSearch (extract does not search yet: use POST /v2/search), neither prompt nor schema, an unusable schema, ' +
           'invalid URLs when ignoreInvalidURLs is false (otherwise listed in invalidURLs). ' +
           `Errors: ${describeErrorCodes(['BAD_REQUEST', 'INSUFFICIENT_CREDITS', ['RATE_LIMITED', 'class crawl']])}.`,
         body: extractRequest,

@@ -1,0 +1,247 @@
+// The own search index (table search_pages, migration 16): what a stored page contributes to it,
+// the SQL that writes it (used inside the statements that store scrapes and crawl pages, so a page
+// is indexed exactly when its data is stored) and the ranked query over it.
+import type { Queryable } from './db-types.ts';
+
+/** Characters of a page's markdown indexed at most: to_tsvector costs ~0.2 µs a character on PGlite. */
+export const INDEXED_MARKDOWN_CHARS = 64_000;
+
+/** A page's index entry, but for its markdown (taken from the stored document, never copied). */
+export interface SearchEntry {
+  /** Canonical URL (src/net/url-key.ts urlKey of the final URL): one row per team and key. */
+  key: string;
+  url: string;
+  host: string;
+  title: string;
+  description: string;
+  /** Text search configuration name (searchConfigFor); one Postgres lacks falls back to simple. */
+  config: string;
+}
+
+// ISO 639-1 code → the text search configuration Postgres ships for that language.
+const CONFIGS: Record<string, string> = {
+  ar: 'arabic',
+  hy: 'armenian',
+  eu: 'basque',
+  ca: 'catalan',
+  da: 'danish',
+  nl: 'dutch',
+  en: 'english',
+  et: 'estonian',
+  fi: 'finnish',
+  fr: 'french',
+  de: 'german',
+  el: 'greek',
+  hi: 'hindi',
+  hu: 'hungarian',
+  id: 'indonesian',
+  ga: 'irish',
+  it: 'italian',
+  lt: 'lithuanian',
+  ne: 'nepali',
+  no: 'norwegian',
+  nb: 'norwegian',
+  nn: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sr: 'serbian',
+  es: 'spanish',
+  sv: 'swedish',
+  ta: 'tamil',
+  tr: 'turkish',
+  yi: 'yiddish',
+};
+
+/** The configuration for a page's language ("en-US", "de"…): its stemmer where Postgres has one, else simple. */
+export function searchConfigFor(language: string | undefined): string {
+  const code = language?.trim().toLowerCase().split(/[-_]/)[0];
+  return (code && CONFIGS[code]) || 'simple';
+}
+
+/** SQL: the configuration named by `name` if this Postgres has it, else simple. */
+export function configSql(name: string): string {
+  return `COALESCE((SELECT c.oid::regconfig FROM pg_ts_config c WHERE c.cfgname = ${name} AND c.cfgnamespace = 'pg_catalog'::regnamespace), 'simple'::regconfig)`;
+}
+
+/** Pages ranked at most per query from each of the title/URL matches and the text matches (see searchIndex). */
+export const RANKED_CANDIDATES = 500;
+
+/** SQL: the page's head vector (title A, URL words B). */
+export function headSql(cfg: string, e: { title: string; url: string }): string {
+  return (
+    `setweight(to_tsvector(${cfg}, ${e.title}), 'A') || ` +
+    // The URL's words: host labels and path segments ("docs example com getting started").
+    `setweight(to_tsvector(${cfg}, regexp_replace(regexp_replace(${e.url}, '^[a-z]+://(www\\.)?', ''), '[^[:alnum:]]+', ' ', 'g')), 'B')`
+  );
+}
+
+/** SQL: the page's whole vector, its head then description (C) and markdown (D). */
+export function docSql(head: string, cfg: string, e: { description: string; markdown: string }): string {
+  return (
+    `${head} || setweight(to_tsvector(${cfg}, ${e.description}), 'C') || ` +
+    `setweight(to_tsvector(${cfg}, left(${e.markdown}, ${INDEXED_MARKDOWN_CHARS})), 'D')`
+  );
+}
+
+/**
+ * SQL: the columns `config, head, doc` of a search_pages row, and the FROM items they need after
+ * the caller's (`, <vectorsFrom>`): its configuration named by `config`, then the head vector once.
+ */
+export function vectorsSql(e: { config: string; title: string; url: string; description: string; markdown: string }): {
+  columns: string;
+  from: string;
+} {
+  return {
+    columns: `g.cfg, hd.head, ${docSql('hd.head', 'g.cfg', e)}`,
+    from:
+      `CROSS JOIN LATERAL (SELECT ${configSql(e.config)} AS cfg) g ` +
+      `CROSS JOIN LATERAL (SELECT ${headSql('g.cfg', e)} AS head) hd`,
+  };
+}
+
+/** SQL after an INSERT into search_pages: the newest copy of a page replaces the stored one. */
+export const UPSERT_SQL = `ON CONFLICT (team_id, url_key) DO UPDATE SET url = EXCLUDED.url, host = EXCLUDED.host,
+  title = EXCLUDED.title, description = EXCLUDED.description, config = EXCLUDED.config, head = EXCLUDED.head,
+  doc = EXCLUDED.doc, scraped_at = EXCLUDED.scraped_at, scrape_id = EXCLUDED.scrape_id, crawl_id = EXCLUDED.crawl_id
+  WHERE search_pages.scraped_at <= EXCLUDED.scraped_at`;
+
+export interface IndexQuery {
+  teamId: string;
+  /** The words, as typed (websearch syntax: "quoted phrase", -excluded, or). */
+  text: string;
+  limit: number;
+  /** Hosts (lower-case, without www.) whose pages (their subdomains' too) are the only ones kept. */
+  includeHosts?: string[];
+  /** Hosts whose pages (their subdomains' too) are left out. */
+  excludeHosts?: string[];
+  /** Only pages scraped in this window. */
+  since?: Date;
+  until?: Date;
+  /** Categories (src/search/filters.ts): pages on these hosts or, with categoryPdf, PDF URLs. */
+  categoryHosts?: string[];
+  categoryPdf?: boolean;
+}
+
+export interface IndexHit {
+  url: string;
+  title: string;
+  description: string;
+  scrapedAt: Date;
+  rank: number;
+}
+
+/** Boosts added to ts_rank_cd: the whole query in the title, in the URL. */
+const TITLE_BOOST = 1;
+const URL_BOOST = 0.5;
+
+const configLists = new WeakMap<Queryable, Promise<string[]>>();
+
+/** The configurations of searchConfigFor this Postgres has, simple first (read once per database). */
+function queryConfigs(db: Queryable): Promise<string[]> {
+  let list = configLists.get(db);
+  if (!list) {
+    const wanted = ['simple', ...new Set(Object.values(CONFIGS))];
+    list = db
+      .query<{ name: string }>(
+        `SELECT cfgname AS name FROM pg_ts_config WHERE cfgnamespace = 'pg_catalog'::regnamespace AND cfgname = ANY($1::text[])`,
+        [wanted],
+      )
+      .then(({ rows }) => {
+        const have = new Set(rows.map((r) => r.name));
+        return wanted.filter((n) => have.has(n));
+      });
+    list.catch(() => configLists.delete(db));
+    configLists.set(db, list);
+  }
+  return list;
+}
+
+/**
+ * The query parsed in every configuration, forms that are the same once (OR-ed), as tsquery text;
+ * empty when it holds no word. Pages are indexed in their own language's configuration: a stemmed
+ * form meets the pages of its language, the simple form the others.
+ */
+async function queryForms(db: Queryable, text: string): Promise<string> {
+  const { rows } = await db.query<{ q: string | null }>(
+    `SELECT string_agg(DISTINCT '(' || q::text || ')', ' | ') AS q
+     FROM (SELECT websearch_to_tsquery(c::regconfig, $1) AS q FROM unnest($2::text[]) AS c) t
+     WHERE numnode(q) > 0`,
+    [text, await queryConfigs(db)],
+  );
+  return rows[0]?.q ?? '';
+}
+
+/**
+ * The team's pages matching the query, best first: ts_rank_cd over the weighted vector, plus a
+ * boost when the title (weight A) or the URL (B) matches the whole query.
+ */
+export async function searchIndex(db: Queryable, q: IndexQuery): Promise<IndexHit[]> {
+  // Two statements: the main one is planned with the actual tsquery (the GIN index, its selectivity).
+  const tsquery = await queryForms(db, q.text);
+  if (!tsquery) return [];
+  const params: unknown[] = [q.teamId, tsquery, q.limit];
+  const where: string[] = [];
+  const add = (value: unknown) => `$${params.push(value)}`;
+  const hostMatch = (hosts: string[]) => {
+    const p = add(hosts);
+    return `(host = ANY(${p}::text[]) OR EXISTS (SELECT 1 FROM unnest(${p}::text[]) d WHERE right(host, length(d) + 1) = '.' || d))`;
+  };
+  if (q.includeHosts?.length) where.push(hostMatch(q.includeHosts));
+  if (q.excludeHosts?.length) where.push(`NOT ${hostMatch(q.excludeHosts)}`);
+  if (q.since) where.push(`scraped_at >= ${add(q.since)}`);
+  if (q.until) where.push(`scraped_at <= ${add(q.until)}`);
+  if (q.categoryHosts !== undefined || q.categoryPdf) {
+    const any = [q.categoryHosts?.length ? hostMatch(q.categoryHosts) : 'false'];
+    if (q.categoryPdf) any.push(`url ~* '\\.pdf([?#]|$)'`);
+    where.push(`(${any.join(' OR ')})`);
+  }
+  const filters = where.map((w) => ` AND ${w}`).join('');
+  // Every matching page is not ranked: a common word matches most of the index, and ranking reads
+  // each candidate's whole vector. The candidates are the title/URL matches and the text matches,
+  // RANKED_CANDIDATES of each (the first found): a page whose title or URL matches is ranked
+  // unless that many others match there too.
+  // Ranked in each branch: only the rows its LIMIT lets through are ranked (their vectors read once).
+  const ranked = `SELECT url_key, url, title, description, scraped_at,
+       ts_rank_cd(doc, $2::tsquery, 1)
+         + CASE WHEN ts_filter(head, '{a}') @@ $2::tsquery THEN ${TITLE_BOOST} ELSE 0 END
+         + CASE WHEN ts_filter(head, '{b}') @@ $2::tsquery THEN ${URL_BOOST} ELSE 0 END AS rank
+     FROM search_pages WHERE team_id = $1`;
+  const { rows } = await db.query<IndexHit>(
+    `SELECT url, title, description, scraped_at AS "scrapedAt", rank FROM (
+       SELECT DISTINCT ON (url_key) * FROM (
+         (${ranked} AND head @@ $2::tsquery${filters} LIMIT ${RANKED_CANDIDATES})
+         UNION ALL
+         (${ranked} AND doc @@ $2::tsquery${filters} LIMIT ${RANKED_CANDIDATES})
+       ) c ORDER BY url_key
+     ) d
+     ORDER BY rank DESC, url
+     LIMIT $3`,
+    params,
+  );
+  return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
+}
+
+/** The single scrape's index write, as a CTE of its storing statement (src/store/pages.ts finishScrape). */
+export function scrapeIndexCte(p: {
+  entry: string;
+  markdown: string;
+  jobId: string;
+  teamId: string;
+  document: string;
+}): string {
+  const e = (field: keyof SearchEntry) => `(${p.entry}::jsonb->>'${field}')`;
+  const v = vectorsSql({
+    config: e('config'),
+    title: e('title'),
+    url: e('url'),
+    description: e('description'),
+    markdown: `COALESCE(${p.markdown}::text, '')`,
+  });
+  return `INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, scrape_id)
+       SELECT ${p.teamId}, ${e('key')}, ${e('url')}, ${e('host')}, ${e('title')}, ${e('description')}, ${v.columns},
+              clock_timestamp(), ${p.jobId}
+       FROM (SELECT 1) one ${v.from}
+       WHERE ${p.entry}::jsonb IS NOT NULL AND ${p.document}::text IS NOT NULL
+       ${UPSERT_SQL}`;
+}
