@@ -306,7 +306,7 @@ function inside(set: Set<Element>, el: Element, root: Element): boolean {
 /** Tiles in a grid: at least this many, this much text each on average, this share of the container's text. */
 const GRID_ITEMS = 4;
 const GRID_ITEM_TEXT = 20;
-const GRID_SHARE = 0.2;
+const GRID_SHARE = 0.25;
 /** Wrappers looked through to find the grid, and the share of their text the grid's one child holds. */
 const GRID_WRAPPERS = 4;
 const GRID_WRAPPER_SHARE = 0.8;
