@@ -11,6 +11,7 @@ import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { batchScrapeRoutes } from './api/routes/batch.ts';
 import { crawlRoutes } from './api/routes/crawl.ts';
+import { agentRoutes } from './api/routes/agent.ts';
 import { extractRoutes } from './api/routes/extract.ts';
 import { healthRoutes } from './api/routes/health.ts';
 import { interactRoutes } from './api/routes/interact.ts';
@@ -26,6 +27,7 @@ import type { Config } from './config.ts';
 import { Crawler } from './crawl/crawler.ts';
 import { Mapper } from './crawl/map.ts';
 import type { SiteFiles } from './crawl/site-files.ts';
+import { Agents } from './agent/agent.ts';
 import { Extractor } from './extract/extract.ts';
 import { runPromptAgent } from './interact/prompt-agent.ts';
 import { Sandbox } from './interact/sandbox/sandbox.ts';
@@ -37,11 +39,8 @@ import { AdBlocker } from './scrape/engines/browser/adblock.ts';
 import { Monitors } from './monitor/monitors.ts';
 import { MonitorScheduler } from './monitor/scheduler.ts';
 import { UploadParser } from './scrape/parse-upload.ts';
-import type { SearchBackend } from './search/backend.ts';
-import { OwnIndexBackend } from './search/own-index.ts';
-import { Searcher } from './search/search.ts';
-import { SearxngBackend } from './search/searxng.ts';
 import type { ScrapeStack } from './scrape/stack.ts';
+import { createSearcher } from './searcher.ts';
 import type { Db } from './store/db-types.ts';
 import { version } from './version.ts';
 
@@ -127,7 +126,9 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   await app.register(liveRoutes, { lookup: (id) => sessions.lookup(id), publicUrl: config.publicUrl });
   const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
   await app.register(mapRoutes, { mapper });
-  await app.register(searchRoutes, { searcher: searcher(app, config, db, stack), publicUrl: config.publicUrl });
+  const search = createSearcher(config, db, stack, app.log);
+  app.addHook('onClose', search.close);
+  await app.register(searchRoutes, { searcher: search.searcher, publicUrl: config.publicUrl });
   if (queue) {
     // Routes only start crawls and read them; the pages run in the queue's workers.
     const crawler = new Crawler({
@@ -145,20 +146,18 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
       extractor: new Extractor({ db, queue, scraper }),
       publicUrl: config.publicUrl,
     });
+    const agents = new Agents({
+      db,
+      queue,
+      log: app.log,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      model: stack.llm.available ? stack.llm.model : undefined,
+    });
+    await app.register(agentRoutes, { agents, publicUrl: config.publicUrl });
     const scheduler = new MonitorScheduler({ db, queue, log: app.log });
     await app.register(monitorRoutes, { monitors: new Monitors({ db, scheduler }), publicUrl: config.publicUrl });
   }
   return app;
-}
-
-// The search backends of the configuration: web from the own index or SearXNG, news and images
-// from SearXNG when it is configured.
-function searcher(app: FastifyInstance, config: Config, db: Db, stack: ScrapeStack): Searcher {
-  const { searxngUrl, searxngTimeoutMs, webBackend } = config.search;
-  const searxng = searxngUrl ? new SearxngBackend({ baseUrl: searxngUrl, timeoutMs: searxngTimeoutMs }) : undefined;
-  if (searxng) app.addHook('onClose', async () => searxng.close());
-  const web: SearchBackend | undefined = webBackend === 'searxng' ? searxng : new OwnIndexBackend(db);
-  return new Searcher({ db, scraper: stack.scraper, backends: { web, news: searxng, images: searxng }, log: app.log });
 }
 
 // Browser sessions live in this process: each a Chromium of its own and a sandbox for code. They end

@@ -198,6 +198,27 @@ const searchErrors = {
   SEARCH_TIMEOUT: { status: 408, meaning: 'POST /v2/search: no backend answered within `timeout`' },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
+const agentErrors = {
+  AGENT_NOT_FOUND: { status: 404, meaning: "No such agent for this team (another team's id, or an expired one)" },
+  AGENT_INVALID_OUTPUT: {
+    status: null,
+    meaning:
+      "An agent's error: its answer did not match the request's `schema`, also after one retry with the problems",
+  },
+  AGENT_CREDITS_EXHAUSTED: {
+    status: null,
+    meaning: "An agent's error: `maxCredits` was reached before the agent found anything to answer from",
+  },
+  AGENT_NOTHING_FOUND: {
+    status: null,
+    meaning: "An agent's error: no page could be read (nothing matched in the index, the given URLs failed)",
+  },
+  AGENT_FAILED: {
+    status: null,
+    meaning: "An agent's error: the LLM or the job failed (the message carries the underlying code)",
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
 const interactErrors = {
   BROWSER_SESSION_NOT_FOUND: {
     status: 404,
@@ -264,6 +285,7 @@ export const errorCodeGroups = [
   { title: 'LLM', codes: llmErrors },
   { title: 'Monitors', codes: monitorErrors },
   { title: 'Search', codes: searchErrors },
+  { title: 'Agents (POST /v2/agent)', codes: agentErrors },
   { title: 'Browser sessions (interact, /v2/browser)', codes: interactErrors },
   { title: 'The process (never in an answer)', codes: processErrors },
 ] as const;
@@ -278,6 +300,7 @@ export const errorCodes = {
   ...llmErrors,
   ...monitorErrors,
   ...searchErrors,
+  ...agentErrors,
   ...interactErrors,
   ...processErrors,
 } as const;
@@ -291,6 +314,8 @@ export type HttpErrorCode = {
 export type ErrorCodeWithStatus<S extends number> = {
   [C in HttpErrorCode]: (typeof errorCodes)[C]['status'] extends S ? C : never;
 }[HttpErrorCode];
+/** The codes an agent records as its error (never an HTTP status). */
+export type AgentErrorCode = Exclude<keyof typeof agentErrors, 'AGENT_NOT_FOUND'>;
 /** The codes of DocumentError. */
 export type DocumentErrorCode = keyof typeof documentErrors;
 
@@ -572,6 +597,17 @@ export class LlmInvalidOutputError extends LlmError {
 export class LlmInvalidSchemaError extends LlmError {
   constructor(reason: string) {
     super('LLM_INVALID_SCHEMA', `The JSON Schema is invalid: ${reason}`);
+  }
+}
+
+// ---- Agents: why an agent job failed (recorded in its status, never an HTTP answer).
+
+export class AgentError extends Error {
+  readonly code: AgentErrorCode;
+  constructor(code: AgentErrorCode, message: string) {
+    super(message);
+    this.name = 'AgentError';
+    this.code = code;
   }
 }
 

@@ -1,7 +1,10 @@
-// Every feature that runs on the job queue (crawl pages, batch scrapes, extracts, monitors, webhook
+// Every feature that runs on the job queue (crawl pages, batch scrapes, extracts, monitors, agents, webhook
 // deliveries, periodic sweeps) is listed here, in order. Each process runs the whole list at start
 // (src/runtime.ts): the API process (`npm start`, with embedded workers unless GLEANER_WORKERS=0)
 // and every `npm run worker`.
+import type { FastifyBaseLogger } from 'fastify';
+import { registerAgentJobs } from './agent/job.ts';
+import { Mapper } from './crawl/map.ts';
 import type { SiteFiles } from './crawl/site-files.ts';
 import { registerCrawlExpiry } from './crawl/crawl-expiry.ts';
 import { registerCrawlJobs } from './crawl/crawl-jobs.ts';
@@ -9,8 +12,10 @@ import { registerExtractJobs } from './extract/job.ts';
 import type { JobContext, JobRegistration } from './jobs/job-context.ts';
 import { registerWebhookJobs } from './jobs/webhooks.ts';
 import { registerMonitorJobs } from './monitor/monitor-jobs.ts';
+import { monitorSearch } from './monitor-search.ts';
 import { deleteExpiredFiles } from './store/files.ts';
 import { vacuumEmbedded } from './store/maintenance.ts';
+import { createSearcher } from './searcher.ts';
 
 /** The features' registrations, with the process's robots.txt cache and sitemap reader. */
 export function jobRegistrations(site: SiteFiles): JobRegistration[] {
@@ -21,7 +26,8 @@ export function jobRegistrations(site: SiteFiles): JobRegistration[] {
     registerCrawlExpiry,
     (ctx) => registerExtractJobs(ctx, site),
     registerWebhookJobs,
-    (ctx) => registerMonitorJobs(ctx, site),
+    (ctx) => registerMonitorJobs(ctx, site, monitorSearch(ctx)),
+    (ctx) => registerAgents(ctx, site),
   ];
 }
 
@@ -48,4 +54,15 @@ async function vacuumPglite({ queue, db, log }: JobContext): Promise<void> {
     log.info({ ms: Date.now() - started }, 'vacuumed the embedded database');
   });
   await queue.schedule('vacuum-embedded', '52 * * * *');
+}
+
+/** Agents, with this process's own searcher (the configured backends) and mapper. */
+async function registerAgents(ctx: JobContext, site: SiteFiles): Promise<void> {
+  const { db, stack, config } = ctx;
+  // pino's logger (what every process hands its jobs) is what Fastify's logger type describes.
+  const log = ctx.log as FastifyBaseLogger;
+  const search = createSearcher(config, db, stack, log);
+  ctx.onStop?.(search.close);
+  const mapper = new Mapper({ db, http: stack.http, robots: site.robots, sitemaps: site.sitemaps, log });
+  await registerAgentJobs(ctx, { mapper, searcher: search.searcher });
 }

@@ -1,6 +1,6 @@
 // /v2/monitor: monitors (scheduled change detection), their checks and check pages. Names and
-// shapes from wire-names.md ("Monitors") and the official SDK's types; search targets are accepted
-// by the schema only to be refused by name (they arrive with the search feature).
+// shapes from wire-names.md ("Monitors") and the official SDK's types; search targets' limits
+// (1-12 queries of up to 256 characters, the searchWindow values, maxResults 1-50) are Firecrawl's.
 import { z } from 'zod';
 import { crawlRequest, crawlScrapeOptions } from './crawl.ts';
 import { clientLabels, targetUrl } from './scrape.ts';
@@ -51,6 +51,13 @@ export const monitorCrawlOptions = crawlRequest
 
 const targetId = z.string().min(1).max(100).optional().describe('Kept when given; assigned otherwise');
 
+/** A search target's recency windows (Firecrawl's values; default 24h). */
+export const monitorSearchWindows = ['5m', '15m', '1h', '6h', '24h', '7d'] as const;
+export type MonitorSearchWindow = (typeof monitorSearchWindows)[number];
+export const MONITOR_SEARCH_DEFAULT_WINDOW: MonitorSearchWindow = '24h';
+export const MONITOR_SEARCH_DEFAULT_MAX_RESULTS = 10;
+const searchDomain = z.string().trim().min(1).max(253);
+
 export const monitorTarget = z.discriminatedUnion('type', [
   z
     .object({
@@ -73,14 +80,41 @@ export const monitorTarget = z.discriminatedUnion('type', [
     .object({
       id: targetId,
       type: z.literal('search'),
-      queries: z.array(z.string()).optional(),
-      searchWindow: z.string().optional(),
-      includeDomains: z.array(z.string()).optional(),
-      excludeDomains: z.array(z.string()).optional(),
-      maxResults: z.number().optional(),
+      queries: z
+        .array(z.string().trim().min(1, 'must not be empty').max(256))
+        .min(1)
+        .max(12)
+        .describe('Search queries run on every check (1-12, each up to 256 characters)'),
+      searchWindow: z
+        .enum(monitorSearchWindows)
+        .optional()
+        .describe('Only results from this recent window (the search tbs; default 24h)'),
+      maxResults: z
+        .number()
+        .int()
+        .min(1)
+        .max(50)
+        .optional()
+        .describe('Results compared per check, merged and deduplicated across the queries (default 10)'),
+      includeDomains: z
+        .array(searchDomain)
+        .max(50)
+        .optional()
+        .describe('Only results on these domains (and subdomains); not with excludeDomains'),
+      excludeDomains: z
+        .array(searchDomain)
+        .max(50)
+        .optional()
+        .describe('No results on these domains (and subdomains); not with includeDomains'),
     })
     .strict()
-    .describe('Refused (400 naming targets.N.type): search targets arrive with the search feature'),
+    .superRefine((t, ctx) => {
+      if (t.includeDomains?.length && t.excludeDomains?.length)
+        ctx.addIssue({ code: 'custom', path: ['excludeDomains'], message: 'cannot be combined with includeDomains' });
+    })
+    .describe(
+      'Runs the queries on the search backends every check and compares the results (by URL) with the last check; needs a goal unless judgeEnabled is false',
+    ),
 ]);
 export type MonitorTargetInput = z.infer<typeof monitorTarget>;
 

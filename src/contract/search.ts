@@ -107,12 +107,25 @@ export const searchRequest = z
       .boolean()
       .default(false)
       .describe('Leave out results whose URL cannot be scraped (not http(s)) instead of returning them unscraped'),
-    highlights: z.boolean().optional().describe('Accepted; results carry their description (no separate highlights)'),
+    highlights: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Each web result's description is a query-relevant passage of the page (own index: from the stored page; with scrapeOptions: from the scraped markdown; SearXNG: its snippet). false: the page's own meta description. Default true",
+      ),
     scrapeOptions: crawlScrapeOptions
       .optional()
       .describe('Scrape every result as POST /v2/scrape would (in parallel); each result is then a Document'),
-    domainTools: z.unknown().optional().describe('Accepted from newer SDKs; has no effect'),
-    toolDetail: z.unknown().optional().describe('Accepted from newer SDKs; has no effect'),
+    domainTools: z
+      .unknown()
+      .optional()
+      .describe(
+        "Accepted and ignored: Firecrawl's hosted tool registry (the SDK passes it through), which Gleaner has no counterpart of",
+      ),
+    toolDetail: z
+      .unknown()
+      .optional()
+      .describe('Accepted and ignored: the detail of those tools (the SDK passes it through)'),
     ...clientLabels,
   })
   .strict()
@@ -130,7 +143,10 @@ export const searchResult = scrapeDocument
   .extend({
     url: z.string(),
     title: z.string().optional(),
-    description: z.string().optional().describe('web and images: the snippet'),
+    description: z
+      .string()
+      .optional()
+      .describe('web: a query-relevant passage of the page (highlights) or its meta description; images: the snippet'),
     snippet: z.string().optional().describe('news: the snippet'),
     date: z.string().optional().describe('news: when published, as the backend gives it'),
     imageUrl: z.string().optional().describe('images: the image; news: a thumbnail'),

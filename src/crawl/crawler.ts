@@ -16,6 +16,7 @@ import { CrawlEvents } from './crawl-events.ts';
 import { CRAWL_TTL_MS, type CrawlKind, type CrawlRow, crawlKey, scopeOf } from './crawl-row.ts';
 import { type CrawlStatus, CrawlState } from './crawl-state.ts';
 import { type Settled, PageRecorder } from './page-record.ts';
+import { SearchIndexer } from './search-indexer.ts';
 import { type ClaimedPage, type PageContext, type PageOutcome, PageRunner } from './page-run.ts';
 import type { Politeness } from './politeness.ts';
 import { refuse } from './refuse.ts';
@@ -49,6 +50,8 @@ export class Crawler {
   readonly #pages: PageRunner;
   readonly #recorder: PageRecorder;
   readonly #seeder: SitemapSeeder;
+  /** Indexes the pages this crawler records (GLEANER_SEARCH_INDEX; none when off). */
+  readonly searchIndexer: SearchIndexer | undefined;
 
   constructor(deps: CrawlerDeps) {
     this.#d = deps;
@@ -57,7 +60,8 @@ export class Crawler {
     const state = (this.#state = new CrawlState(db, events));
     this.#batches = new BatchScrapes({ db, scraper, events, state });
     this.#pages = new PageRunner({ db, scraper, robots, politeness, cache });
-    this.#recorder = new PageRecorder(db, events, scraper.indexesPages);
+    this.searchIndexer = scraper.indexesPages ? new SearchIndexer(db, log) : undefined;
+    this.#recorder = new PageRecorder(db, events, this.searchIndexer);
     this.#seeder = new SitemapSeeder({ db, sitemaps, log, state, events });
   }
 

@@ -1,5 +1,6 @@
 // Recording pages' outcomes, a batch at a time (the frontier's flush): children admitted first,
-// every page in one statement with its charge, its crawl's counters and its search index entry,
+// every page in one statement with its charge, its crawl's counters and its search index entry
+// (queued: src/crawl/search-indexer.ts),
 // then the pages' webhook events, depth corrections and the end of crawls whose every page is recorded.
 import { wantsEvent } from '../jobs/webhooks.ts';
 import { type Candidate, admit } from './admission.ts';
@@ -9,7 +10,7 @@ import type { CrawlRow } from './crawl-row.ts';
 import type { ClaimedPage, RecordInput } from './page-run.ts';
 import type { Db } from '../store/db-types.ts';
 import { searchEntryOf } from '../scrape/search-entry.ts';
-import { UPSERT_SQL, vectorsSql } from '../store/search-index.ts';
+import type { SearchIndexer } from './search-indexer.ts';
 
 /** A page's outcome to record (PageRecorder.settle). */
 export interface Settled {
@@ -24,13 +25,16 @@ export interface Settled {
 export class PageRecorder {
   readonly #db: Db;
   readonly #events: CrawlEvents;
-  readonly #index: boolean;
+  readonly #indexer: SearchIndexer | undefined;
 
-  /** `index`: done pages go into the own search index (src/store/search-index.ts) with their record. */
-  constructor(db: Db, events: CrawlEvents, index = true) {
+  /**
+   * `indexer`: done pages are queued for the own search index (src/store/search-index.ts) with
+   * their record, and the indexer poked; none: they are not indexed.
+   */
+  constructor(db: Db, events: CrawlEvents, indexer?: SearchIndexer) {
     this.#db = db;
     this.#events = events;
-    this.#index = index;
+    this.#indexer = indexer;
   }
 
   /**
@@ -65,7 +69,7 @@ export class PageRecorder {
         t: crawl.teamId,
         a: crawl.apiKeyId,
         w: r.status !== 'blocked' && crawl.webhook !== null && wantsEvent(crawl.webhook, 'page'),
-        i: done && this.#index ? (searchEntryOf(r.document) ?? null) : null,
+        i: done && this.#indexer ? (searchEntryOf(r.document) ?? null) : null,
       };
     });
     const { rows: recorded } = await this.#db.query<{
@@ -86,15 +90,11 @@ export class PageRecorder {
            -- lets the planner find the rows through the (crawl_id, url_key) index
            AND p.crawl_id = ANY($2::uuid[]) AND p.url_key = ANY($3::text[])
          RETURNING p.crawl_id, p.url_key, p.depth, p.status, r.n, r.t, r.a
-       ), indexed AS (
-         -- one row per team and canonical URL in a statement (two pages may redirect to one URL)
-         INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, crawl_id)
-         SELECT DISTINCT ON (r.t, r.i->>'key') r.t, r.i->>'key', r.i->>'url', r.i->>'host', r.i->>'title', r.i->>'description',
-           ${indexVectors.columns}, clock_timestamp(), r.c
-         FROM page JOIN r ON r.c = page.crawl_id AND r.k = page.url_key ${indexVectors.from}
+       ), queued AS (
+         -- the own search index's queue (indexed shortly after, off this path: src/crawl/search-indexer.ts)
+         INSERT INTO search_queue (crawl_id, page_key, team_id, entry)
+         SELECT r.c, r.k, r.t, r.i FROM page JOIN r ON r.c = page.crawl_id AND r.k = page.url_key
          WHERE page.status = 'done' AND r.i IS NOT NULL
-         ORDER BY r.t, r.i->>'key'
-         ${UPSERT_SQL}
        ), charge AS (
          INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT t, a, crawl_id, n FROM page WHERE n > 0
        ), per AS (
@@ -122,6 +122,7 @@ export class PageRecorder {
       }
       if (!r.seeding && r.ended >= r.total) ending.add(r.crawlId);
     }
+    this.#indexer?.poke();
     await this.#events.sendPageEvents([...events.values()]);
     // Found at a smaller depth while it was being scraped: its links go in from there.
     for (const r of recorded) {
@@ -141,15 +142,6 @@ export class PageRecorder {
     for (const id of ending) await finishIfDone(this.#db, this.#events, id);
   }
 }
-
-/** The index entry's vectors from a recorded row `r` (its entry `i`, its document `d`). */
-const indexVectors = vectorsSql({
-  config: "(r.i->>'config')",
-  title: "(r.i->>'title')",
-  url: "(r.i->>'url')",
-  description: "(r.i->>'description')",
-  markdown: "COALESCE(r.d->>'markdown', '')",
-});
 
 // jsonb refuses U+0000 and unpaired surrogates in strings.
 function jsonbSafe(_key: string, value: unknown): unknown {

@@ -1,9 +1,12 @@
 // The 'monitor-check' job: one check of a monitor. Each target goes through the normal pipeline,
 // always fresh (maxAge 0: never served from the page cache): scrape targets page by page as parts of
-// the check (charged to its job), crawl targets as a crawl of their own (targetResults.crawlId).
-// Every page is compared with the same target's previous content: same, new, changed, removed or
-// error; a changed page gets its diff and, when judging is on, a judgment. Contents are stored once
-// per distinct hash; the check's row gets the summary, billing and notification status.
+// the check (charged to its job), crawl targets as a crawl of their own (targetResults.crawlId),
+// search targets as queries on the search backends (search-target.ts; charged to the check's job as
+// POST /v2/search charges results). Every page (a search result: by URL) is compared with the same
+// target's previous content: same, new, changed, removed or error; a changed page gets its diff and,
+// when judging is on, a judgment; new and changed search results are judged for the goal, and only
+// those it finds relevant are notified. Contents are stored once per distinct hash; the check's row
+// gets the summary, billing and notification status.
 import { randomUUID } from 'node:crypto';
 import { chargeCredits, ensureCredits } from '../billing/credits.ts';
 import type { Config } from '../config.ts';
@@ -36,10 +39,18 @@ import {
 } from '../store/monitors.ts';
 import type { Caller } from '../store/teams.ts';
 import { classify, contentHash, jsonDiff, markdownDiff, normalizeForCompare } from './compare.ts';
-import { judgeChange } from './judge.ts';
+import { judgeChange, judgeSearchHits } from './judge.ts';
 import type { UsageOwner } from '../llm/provider.ts';
 import { type CheckEvent, notifyCheck } from './notify.ts';
 import { emptySummary } from './scheduler.ts';
+import {
+  type MonitorSearch,
+  type TargetHit,
+  hitContent,
+  hitDiff,
+  parseHitContent,
+  runSearchTarget,
+} from './search-target.ts';
 import { type CompareMode, checkFormats } from './targets.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 
@@ -54,6 +65,8 @@ export interface MonitorCheckDeps {
   scraper: Scraper;
   crawler: Crawler;
   llm?: LlmProvider;
+  /** The web search of search targets; without it they fail (the check says why). */
+  search?: MonitorSearch;
   config: Config;
   log: Log;
 }
@@ -66,6 +79,17 @@ interface Fetched {
   error: string | null;
   markdown?: string;
   json?: unknown;
+  /** A search target's result (its url is the canonical URL). */
+  hit?: TargetHit;
+}
+
+/** What comparing a target's pages gave: the check's page rows (with their events), new contents, pages' new state. */
+interface Compared {
+  pages: { row: CheckPageRow; event?: CheckEvent }[];
+  contents: { hash: string; content: string }[];
+  pageUpdates: MonitorPageRow[];
+  /** Search targets: the judging of their new and changed results. */
+  searchJudge?: { judged: number; warning?: string };
 }
 
 /** Runs `fn` over `items`, `n` at a time, results in order. */
@@ -93,6 +117,7 @@ function stableJson(v: unknown): string {
 
 /** The comparable content of a page (what is hashed and stored), by the target's mode. */
 function comparable(mode: CompareMode, f: Fetched): string {
+  if (mode === 'search') return hitContent(f.hit ?? { title: '', description: '' });
   const markdown = normalizeForCompare(f.markdown ?? '');
   if (mode === 'markdown') return markdown;
   if (mode === 'json') return stableJson(f.json ?? null);
@@ -166,32 +191,48 @@ export class MonitorChecks {
     const pageUpdates: MonitorPageRow[] = [];
     const targetErrors: string[] = [];
     let credits = 0;
+    // A crawl target's pages are charged to its crawl's job as they run: counted in the check's credits, not charged again.
+    let chargedElsewhere = 0;
     let seq = 0;
     for (const target of monitor.targets) {
-      const { formats, mode } = checkFormats((target.scrapeOptions as { formats?: never } | undefined)?.formats);
-      let fetched: Fetched[];
-      if (target.type === 'scrape') {
-        const r = await this.#scrapeTarget(monitor, target, formats, caller, checkId);
-        fetched = r.pages;
-        credits += r.credits;
-        targetResults.push({ targetId: target.id, type: 'scrape', expectedJobs: [] });
-      } else {
-        const r = await this.#crawlTarget(job, monitor, target, formats, caller);
-        fetched = r.pages;
-        credits += r.credits;
-        if (r.error) targetErrors.push(`target ${target.id}: ${r.error}`);
-        targetResults.push({
-          targetId: target.id,
-          type: 'crawl',
-          crawlId: r.crawlId,
-          ...(r.error ? { error: r.error } : {}),
-        });
-      }
       const judgeBy = {
         usage: { teamId: monitor.teamId, apiKeyId: monitor.apiKeyId ?? null, jobId: checkId },
         signal: job.signal,
       };
-      const compared = await this.#compare(monitor, target, mode, fetched, known, judgeBy);
+      let compared: Compared;
+      if (target.type === 'search') {
+        const r = await this.#searchTarget(job, target, caller);
+        credits += r.credits;
+        if (r.error) targetErrors.push(`target ${target.id}: ${r.error}`);
+        // A failed query may have found results that are missing now: nothing is removed then.
+        compared = await this.#compare(monitor, target, 'search', r.pages, known, judgeBy, r.complete);
+        targetResults.push({
+          ...r.result,
+          ...searchSummary(compared.pages, compared.searchJudge, monitor.judgeEnabled),
+        });
+      } else {
+        const { formats, mode } = checkFormats((target.scrapeOptions as { formats?: never } | undefined)?.formats);
+        let fetched: Fetched[];
+        if (target.type === 'scrape') {
+          const r = await this.#scrapeTarget(monitor, target, formats, caller, checkId);
+          fetched = r.pages;
+          credits += r.credits;
+          targetResults.push({ targetId: target.id, type: 'scrape', expectedJobs: [] });
+        } else {
+          const r = await this.#crawlTarget(job, monitor, target, formats, caller);
+          fetched = r.pages;
+          credits += r.credits;
+          chargedElsewhere += r.credits;
+          if (r.error) targetErrors.push(`target ${target.id}: ${r.error}`);
+          targetResults.push({
+            targetId: target.id,
+            type: 'crawl',
+            crawlId: r.crawlId,
+            ...(r.error ? { error: r.error } : {}),
+          });
+        }
+        compared = await this.#compare(monitor, target, mode, fetched, known, judgeBy, true);
+      }
       contents.push(...compared.contents);
       pageUpdates.push(...compared.pageUpdates);
       for (const c of compared.pages) {
@@ -214,7 +255,7 @@ export class MonitorChecks {
       await putContents(tx, monitor.id, contents);
       await upsertMonitorPages(tx, monitor.id, pageUpdates);
       await insertCheckPages(tx, checkId, rows);
-      if (credits > 0) await chargeCredits(tx, caller, checkId, credits);
+      if (credits - chargedElsewhere > 0) await chargeCredits(tx, caller, checkId, credits - chargedElsewhere);
       await updateCheck(tx, checkId, {
         status,
         finishedAt: new Date(),
@@ -315,6 +356,63 @@ export class MonitorChecks {
     return { pages, credits: row.creditsUsed, crawlId };
   }
 
+  /**
+   * A search target: its queries on the process's web search, merged (search-target.ts), each result a
+   * page of the check identified by its canonical URL. `complete` is false when a query failed (or the
+   * search could not run): results missing this time are then not taken as removed.
+   */
+  async #searchTarget(
+    job: Job<{ checkId: string }>,
+    target: StoredTarget,
+    caller: Caller,
+  ): Promise<{
+    pages: Fetched[];
+    credits: number;
+    complete: boolean;
+    error?: string;
+    result: Record<string, unknown>;
+  }> {
+    const { db, search } = this.#d;
+    const result: Record<string, unknown> = { targetId: target.id, type: 'search' };
+    const failed = (error: string) => ({
+      pages: [],
+      credits: 0,
+      complete: false,
+      error,
+      result: { ...result, searchCompleted: false, resultCount: 0, searchCredits: 0, error },
+    });
+    if (!search) return failed('search is not available in this process');
+    try {
+      await ensureCredits(db, caller.teamId, search.credits(1));
+    } catch (err) {
+      return failed(`${(err as { code?: string }).code ?? 'INSUFFICIENT_CREDITS'}: ${(err as Error).message}`);
+    }
+    const run = await runSearchTarget(search, target, caller.teamId, job.signal);
+    const queries = run.queries.length;
+    const error =
+      run.failed === 0
+        ? undefined
+        : run.failed === queries
+          ? run.queries[0].error!
+          : `${run.failed} of ${queries} queries failed: ${run.queries.find((q) => q.error)!.error!}`;
+    const credits = run.failed === queries ? 0 : search.credits(run.hits.length);
+    return {
+      pages: run.hits.map((hit) => ({ url: hit.url, statusCode: null, scrapeId: null, error: null, hit })),
+      credits,
+      complete: run.failed === 0,
+      ...(error ? { error } : {}),
+      result: {
+        ...result,
+        searchCompleted: run.failed === 0,
+        resultCount: run.hits.length,
+        searchCredits: credits,
+        backend: search.name,
+        queries: run.queries,
+        ...(error ? { error } : {}),
+      },
+    };
+  }
+
   /** Compares a target's pages with its previous ones: the check's page rows, new contents and the pages' new state. */
   async #compare(
     monitor: MonitorRow,
@@ -323,15 +421,12 @@ export class MonitorChecks {
     fetched: Fetched[],
     known: MonitorPageRow[],
     judgeBy: { usage: UsageOwner; signal?: AbortSignal },
-  ): Promise<{
-    pages: { row: CheckPageRow; event?: CheckEvent }[];
-    contents: { hash: string; content: string }[];
-    pageUpdates: MonitorPageRow[];
-  }> {
+    removals: boolean,
+  ): Promise<Compared> {
     const { db } = this.#d;
     const before = new Map(known.filter((k) => k.targetId === target.id).map((k) => [k.url, k]));
     const contents = new Map<string, string>();
-    const out: { row: CheckPageRow; url: string; prevHash?: string; content?: string }[] = [];
+    const out: { row: CheckPageRow; url: string; prevHash?: string; content?: string; hit?: TargetHit }[] = [];
     const pageUpdates: MonitorPageRow[] = [];
     const seen = new Set<string>();
     for (const f of fetched) {
@@ -377,11 +472,12 @@ export class MonitorChecks {
         url: f.url,
         prevHash: prev?.hash ?? undefined,
         content,
+        hit: f.hit,
       });
     }
     // Pages the target yielded before and not now (and not already removed).
     for (const [url, prev] of before) {
-      if (seen.has(url) || prev.removed) continue;
+      if (!removals || seen.has(url) || prev.removed) continue;
       pageUpdates.push({ ...prev, hash: null, removed: true });
       out.push({
         row: {
@@ -408,6 +504,7 @@ export class MonitorChecks {
       monitor.id,
       changed.map((o) => o.prevHash!),
     );
+    if (mode === 'search') return this.#judgeHits(monitor, target, out, previous, judgeBy, contents, pageUpdates);
     for (const o of changed) {
       const prevContent = previous.get(o.prevHash!);
       if (prevContent === undefined || o.content === undefined) continue;
@@ -437,6 +534,86 @@ export class MonitorChecks {
       pageUpdates,
     };
   }
+
+  /**
+   * A search target's results once classified: changed ones get their diff; with judging on, new and
+   * changed ones are judged for the goal together (one LLM request). Only those judged relevant (all of
+   * them when judging is off) are notified; a result that left the results is recorded, not notified.
+   */
+  async #judgeHits(
+    monitor: MonitorRow,
+    target: StoredTarget,
+    out: { row: CheckPageRow; url: string; prevHash?: string; content?: string; hit?: TargetHit }[],
+    previous: Map<string, string>,
+    judgeBy: { usage: UsageOwner; signal?: AbortSignal },
+    contents: Map<string, string>,
+    pageUpdates: MonitorPageRow[],
+  ): Promise<Compared> {
+    const fresh = out.filter((o) => (o.row.status === 'new' || o.row.status === 'changed') && o.content !== undefined);
+    for (const o of fresh) {
+      const prevContent = o.row.status === 'changed' ? previous.get(o.prevHash!) : undefined;
+      if (prevContent !== undefined) o.row.diff = hitDiff(prevContent, o.content!, o.url);
+    }
+    let searchJudge: Compared['searchJudge'];
+    if (monitor.judgeEnabled && fresh.length) {
+      const r = await judgeSearchHits(
+        {
+          goal: monitor.goal ?? undefined,
+          hits: fresh.map((o) => {
+            const prevContent = o.row.status === 'changed' ? previous.get(o.prevHash!) : undefined;
+            return {
+              url: o.url,
+              status: o.row.status as 'new' | 'changed',
+              ...parseHitContent(o.content!),
+              ...(prevContent !== undefined ? { previous: parseHitContent(prevContent) } : {}),
+              queries: o.hit?.queries ?? [],
+            };
+          }),
+          ...judgeBy,
+        },
+        this.#d.llm,
+      );
+      fresh.forEach((o, i) => {
+        o.row.judgment = { ...r.judgments[i], ...(r.warning ? { warning: r.warning } : {}) };
+      });
+      searchJudge = { judged: fresh.length, ...(r.warning ? { warning: r.warning } : {}) };
+    }
+    return {
+      pages: out.map(({ row, url, content }) => {
+        const relevant = (row.judgment as { meaningful?: boolean } | null)?.meaningful !== false;
+        if ((row.status !== 'new' && row.status !== 'changed') || !relevant) return { row };
+        const metadata = content === undefined ? undefined : parseHitContent(content);
+        return { row, event: { row, url, targetId: target.id, ...(metadata ? { metadata } : {}) } };
+      }),
+      contents: [...contents].map(([hash, content]) => ({ hash, content })),
+      pageUpdates,
+      ...(searchJudge ? { searchJudge } : {}),
+    };
+  }
+}
+
+/**
+ * A search target's part of targetResults beyond the search itself (the SDK's MonitorSearchTargetResult):
+ * matches (new or changed results judged relevant, or all of them without judging), resultsJudged,
+ * judgeDegraded (the deterministic judge decided: no LLM, or it failed) and a one-line summary.
+ */
+function searchSummary(
+  pages: Compared['pages'],
+  judge: Compared['searchJudge'],
+  judging: boolean,
+): Record<string, unknown> {
+  const count = (status: string) => pages.filter((p) => p.row.status === status).length;
+  const matches = pages.filter((p) => p.event).length;
+  const parts = [`${count('new')} new`, `${count('changed')} changed`, `${count('removed')} removed`];
+  return {
+    matches,
+    resultsJudged: judge?.judged ?? 0,
+    judgeDegraded: Boolean(judge?.warning),
+    degradedReason: judge?.warning ?? null,
+    summary:
+      `${parts.join(', ')} of ${pages.length - count('removed')} results; ` +
+      `${matches} ${judging ? 'relevant to the goal' : 'notified (judging is off)'}`,
+  };
 }
 
 /** A changed page's diff, by mode: git-style text and its parsed form; per-field JSON; or both. */

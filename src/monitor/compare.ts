@@ -73,6 +73,19 @@ function cleanUrl(url: string): string {
   return `${maskTokens(path, '~')}${query}${frag}`;
 }
 
+/**
+ * A search result's identity: its URL without the fragment and without tracking query parameters (the
+ * rest of the query, the path and the host's case as URL parsing leaves them).
+ */
+export function canonicalHitUrl(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const u = new URL(url);
+  u.hash = '';
+  const tracking = [...u.searchParams.keys()].filter((k) => TRACKING_PARAM.test(k));
+  for (const k of tracking) u.searchParams.delete(k);
+  return u.href;
+}
+
 /** The markdown with what is not content removed, so that equal content gives equal text. */
 export function normalizeForCompare(markdown: string): string {
   const lines = markdown

@@ -30,7 +30,15 @@ import type { Caller } from '../store/teams.ts';
 import { deliveriesOf } from './notify.ts';
 import { nextRunAt, normalizeSchedule } from './schedule.ts';
 import type { MonitorScheduler } from './scheduler.ts';
-import { checkFormats, checksPerMonth, pagesPerCheck, storedTargets, storedWebhook } from './targets.ts';
+import { parseHitContent } from './search-target.ts';
+import {
+  checksPerMonth,
+  compareModeOf,
+  creditsPerCheck,
+  requireGoalForSearch,
+  storedTargets,
+  storedWebhook,
+} from './targets.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -94,6 +102,8 @@ export class Monitors {
   async create(caller: Caller, req: MonitorCreateRequest, publicUrl: string): Promise<Monitor> {
     const schedule = normalizeSchedule(req.schedule);
     const targets = storedTargets(req.targets);
+    const judgeEnabled = req.judgeEnabled ?? Boolean(req.goal);
+    requireGoalForSearch(targets, req.goal ?? null, req.judgeEnabled === false);
     const fields: MonitorFields = {
       name: req.name,
       status: 'active',
@@ -105,8 +115,8 @@ export class Monitors {
       notification: req.notification ?? null,
       retentionDays: req.retentionDays ?? MONITOR_DEFAULT_RETENTION_DAYS,
       goal: req.goal ?? null,
-      judgeEnabled: req.judgeEnabled ?? Boolean(req.goal),
-      estimatedCreditsPerMonth: pagesPerCheck(targets) * checksPerMonth(schedule.cron, schedule.timezone),
+      judgeEnabled,
+      estimatedCreditsPerMonth: creditsPerCheck(targets) * checksPerMonth(schedule.cron, schedule.timezone),
       nextRunAt: nextRunAt(schedule.cron, schedule.timezone, new Date()),
     };
     const row = await insertMonitor(this.#db, {
@@ -137,6 +147,10 @@ export class Monitors {
     // A new schedule, or a resume, counts from now; otherwise the next run stays.
     const reschedule = schedule !== undefined || (status === 'active' && m.status === 'paused') || !m.nextRunAt;
     const goal = req.goal === undefined ? m.goal : req.goal;
+    const judgeEnabled = req.judgeEnabled ?? (req.goal !== undefined ? Boolean(goal) : m.judgeEnabled);
+    const judgeOff =
+      req.judgeEnabled === false || (req.judgeEnabled === undefined && req.goal === undefined && !m.judgeEnabled);
+    requireGoalForSearch(targets, goal, judgeOff);
     const row = await updateMonitorFields(this.#db, m.id, {
       name: req.name ?? m.name,
       status,
@@ -148,8 +162,8 @@ export class Monitors {
       notification: req.notification === undefined ? m.notification : req.notification,
       retentionDays: req.retentionDays ?? m.retentionDays,
       goal,
-      judgeEnabled: req.judgeEnabled ?? (req.goal !== undefined ? Boolean(goal) : m.judgeEnabled),
-      estimatedCreditsPerMonth: pagesPerCheck(targets) * checksPerMonth(cron, timezone),
+      judgeEnabled,
+      estimatedCreditsPerMonth: creditsPerCheck(targets) * checksPerMonth(cron, timezone),
       nextRunAt: reschedule ? nextRunAt(cron, timezone, new Date()) : m.nextRunAt,
     });
     return monitorView(row);
@@ -193,17 +207,31 @@ export class Monitors {
     const rows = await listCheckPages(this.#db, c.id, { ...q, limit: q.limit + 1 });
     const more = rows.length > q.limit;
     const page = rows.slice(0, q.limit);
-    // JSON monitors' snapshots: the current extraction, from the stored contents.
-    const modes = new Map(
-      m.targets.map((t) => [t.id, checkFormats((t.scrapeOptions as { formats?: never } | undefined)?.formats).mode]),
-    );
-    const jsonHashes = page.filter((p) => p.hash && modes.get(p.targetId) !== 'markdown').map((p) => p.hash!);
-    const contents = await getContents(this.#db, m.id, [...new Set(jsonHashes)]);
+    // JSON monitors' snapshots (the current extraction) and search results' title and description, from
+    // the stored contents (a removed result's: the last it had).
+    const modes = new Map(m.targets.map((t) => [t.id, compareModeOf(t)]));
+    const shown = (p: (typeof page)[number]) =>
+      modes.get(p.targetId) === 'search'
+        ? (p.hash ?? p.prevHash)
+        : modes.get(p.targetId) !== 'markdown'
+          ? p.hash
+          : null;
+    const hashes = page.map(shown).filter((h): h is string => Boolean(h));
+    const contents = await getContents(this.#db, m.id, [...new Set(hashes)]);
     const pages: MonitorCheckPage[] = page.map((p) => {
       const mode = modes.get(p.targetId);
-      const content = p.hash ? contents.get(p.hash) : undefined;
-      const parsed = content === undefined ? undefined : (JSON.parse(content) as { json?: unknown });
-      const json = parsed === undefined ? undefined : mode === 'json' ? parsed : parsed?.json;
+      const hash = shown(p);
+      const content = hash ? contents.get(hash) : undefined;
+      let metadata: Record<string, unknown> | null = p.statusCode === null ? null : { statusCode: p.statusCode };
+      let json: unknown;
+      if (mode === 'search') {
+        const hit = content === undefined ? undefined : parseHitContent(content);
+        metadata = hit ?? null;
+        json = p.hash ? hit : undefined;
+      } else if (content !== undefined) {
+        const parsed = JSON.parse(content) as { json?: unknown };
+        json = mode === 'json' ? parsed : parsed?.json;
+      }
       return {
         id: p.id,
         targetId: p.targetId,
@@ -213,7 +241,7 @@ export class Monitors {
         currentScrapeId: p.scrapeId,
         statusCode: p.statusCode,
         error: p.error,
-        metadata: p.statusCode === null ? null : { statusCode: p.statusCode },
+        metadata,
         diff: p.diff,
         snapshot: json === undefined ? null : { json },
         judgment: p.judgment,

@@ -10,11 +10,13 @@ import type { Db, Queryable } from '../store/db-types.ts';
 import type { CheckPageRow, CheckSummary, MonitorRow } from '../store/monitors.ts';
 import { sendCheckEmail } from './email.ts';
 
-/** A page worth telling about (new, changed or removed). */
+/** A page worth telling about (new, changed or removed; a search result that is new or changed and relevant). */
 export interface CheckEvent {
   row: CheckPageRow;
   url: string;
   targetId: string;
+  /** A search result's title and description (sent as data.metadata). */
+  metadata?: { title: string; description: string };
 }
 
 export async function notifyCheck(
@@ -53,6 +55,7 @@ export async function notifyCheck(
                 diff: e.row.diff,
                 previousScrapeId: e.row.prevScrapeId,
                 currentScrapeId: e.row.scrapeId,
+                ...(e.metadata ? { metadata: e.metadata } : {}),
               },
               metadata: hook.metadata,
             },
@@ -79,7 +82,8 @@ export async function notifyCheck(
     status.webhook = { status: ok ? (queued.length ? 'queued' : 'nothing_to_send') : 'failed', events: queued.length };
   } else status.webhook = { status: 'not_configured' };
   const email = (monitor.notification as { email?: { enabled?: boolean; recipients?: string[] } } | null)?.email;
-  const changes = check.summary.changed + check.summary.new + check.summary.removed;
+  // What the webhook tells about: every new, changed or removed page; only relevant search results.
+  const changes = events.length;
   if (!email?.enabled || !email.recipients?.length) status.email = { status: 'disabled' };
   else if (changes === 0) status.email = { status: 'no_changes' };
   else {

@@ -24,7 +24,7 @@ import {
 } from '../store/monitors.ts';
 import type { Caller } from '../store/teams.ts';
 import { nextRunAt } from './schedule.ts';
-import { pagesPerCheck } from './targets.ts';
+import { creditsPerCheck } from './targets.ts';
 
 export const MONITOR_TICK_QUEUE = 'monitor-tick';
 export const MONITOR_CHECK_QUEUE = 'monitor-check';
@@ -47,9 +47,13 @@ async function stillRunning(tx: Queryable, m: MonitorRow & CurrentCheck, now: Da
   return false;
 }
 
-/** Credits a check of this monitor is expected to cost: its last check's pages, else its targets'. */
+/**
+ * Credits a check of this monitor is expected to cost: its last check's pages, else its targets'; from the
+ * targets when one is a search (its results cost a fifth of a page each).
+ */
 function estimate(m: MonitorRow): number {
-  return m.lastCheckSummary?.totalPages || pagesPerCheck(m.targets);
+  if (m.targets.some((t) => t.type === 'search')) return creditsPerCheck(m.targets);
+  return m.lastCheckSummary?.totalPages || creditsPerCheck(m.targets);
 }
 
 export class MonitorScheduler {

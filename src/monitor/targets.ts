@@ -1,9 +1,9 @@
-// What a monitor's targets, webhook and notification are once accepted: ids assigned, search targets
-// refused by name, the formats a check scrapes with (markdown, JSON or both), and the credits a check
-// and a month of checks are expected to cost.
+// What a monitor's targets, webhook and notification are once accepted: ids assigned, a goal required
+// beside search targets (unless judging is off, as Firecrawl's), the formats a check scrapes with
+// (markdown, JSON or both), and the credits a check and a month of checks are expected to cost.
 import { randomUUID } from 'node:crypto';
 import type { MonitorCreateRequest, MonitorTargetInput } from '../contract/monitor.ts';
-import { monitorWebhookEvents } from '../contract/monitor.ts';
+import { MONITOR_SEARCH_DEFAULT_MAX_RESULTS, monitorWebhookEvents } from '../contract/monitor.ts';
 import type { ScrapeFormatInput } from '../contract/scrape.ts';
 import { BadRequestError } from '../errors.ts';
 import type { StoredTarget, StoredWebhook } from '../store/monitors.ts';
@@ -13,16 +13,25 @@ function refuse(path: string, message: string): never {
   throw new BadRequestError(`Invalid request: body.${path}: ${message}`, [{ path: `body.${path}`, message }]);
 }
 
-/** The targets as stored: ids kept or assigned (unique), search targets refused. */
+/** The targets as stored: ids kept or assigned (unique). */
 export function storedTargets(targets: MonitorTargetInput[]): StoredTarget[] {
   const ids = new Set<string>();
   return targets.map((t, i) => {
-    if (t.type === 'search') refuse(`targets.${i}.type`, 'search targets arrive with the search feature');
     const id = t.id ?? randomUUID();
     if (ids.has(id)) refuse(`targets.${i}.id`, `duplicate target id "${id}"`);
     ids.add(id);
     return { ...t, id } as StoredTarget;
   });
+}
+
+/**
+ * Search targets judge their results against the goal: a monitor with one needs a goal unless judging is
+ * turned off (Firecrawl refuses it too): `judgeOff` when the request says judgeEnabled: false, or (an
+ * update) leaves judging off as it was without touching the goal.
+ */
+export function requireGoalForSearch(targets: StoredTarget[], goal: string | null, judgeOff: boolean): void {
+  if (judgeOff || goal?.trim() || !targets.some((t) => t.type === 'search')) return;
+  refuse('goal', 'a monitor with search targets needs a goal (what results matter), unless judgeEnabled is false');
 }
 
 export function storedWebhook(w: MonitorCreateRequest['webhook'] | null | undefined): StoredWebhook | null {
@@ -36,8 +45,8 @@ export function storedWebhook(w: MonitorCreateRequest['webhook'] | null | undefi
   };
 }
 
-/** How a check compares a page: its markdown, its JSON extraction, or both. */
-export type CompareMode = 'markdown' | 'json' | 'mixed';
+/** How a check compares a page: its markdown, its JSON extraction, or both; a search result: its title and description. */
+export type CompareMode = 'markdown' | 'json' | 'mixed' | 'search';
 
 /**
  * The formats a target's pages are scraped with and how they are compared: JSON when the target asks
@@ -64,11 +73,25 @@ export function checkFormats(formats: ScrapeFormatInput[] | undefined): {
   return markdown ? { formats: ['markdown', json], mode: 'mixed' } : { formats: [json], mode: 'json' };
 }
 
-/** Pages one check is expected to scrape (credits): URLs of scrape targets, the limit (at most 100) of crawls. */
-export function pagesPerCheck(targets: StoredTarget[]): number {
+/** How a target's pages are compared: search results by title and description, pages by their formats. */
+export function compareModeOf(target: StoredTarget): CompareMode {
+  if (target.type === 'search') return 'search';
+  return checkFormats((target.scrapeOptions as { formats?: never } | undefined)?.formats).mode;
+}
+
+/** Search credits of a number of results, as POST /v2/search charges them (src/search/search.ts: 2 per started 10). */
+const searchResultCredits = (results: number) => Math.ceil(results / 10) * 2;
+
+/**
+ * Credits one check is expected to cost: a credit per URL of scrape targets and per page of a crawl's limit
+ * (at most 100), a search target's maxResults (default 10) as search charges results.
+ */
+export function creditsPerCheck(targets: StoredTarget[]): number {
   let n = 0;
   for (const t of targets) {
     if (t.type === 'scrape') n += (t.urls as string[]).length;
+    else if (t.type === 'search')
+      n += searchResultCredits((t.maxResults as number | undefined) ?? MONITOR_SEARCH_DEFAULT_MAX_RESULTS);
     else n += Math.min(((t.crawlOptions as { limit?: number } | undefined)?.limit ?? 100) as number, 100);
   }
   return n;

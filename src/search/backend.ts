@@ -17,6 +17,11 @@ export interface SearchParams {
   time?: TimeFilter;
   /** ISO 3166-1 alpha-2, upper-case, from `country` or `location`. */
   country?: string;
+  /**
+   * Descriptions as query-relevant passages of the pages (the request's `highlights`); false or
+   * absent: the page's own meta description where the backend has it.
+   */
+  highlights?: boolean;
   signal: AbortSignal;
 }
 
@@ -32,7 +37,7 @@ export interface SearchHit {
   source: SearchSource;
   url: string;
   title: string;
-  /** The snippet (news results answer it as `snippet`). */
+  /** The snippet: a highlight or the meta description (news results answer it as `snippet`). */
   description: string;
   /** 1-based rank in the backend's answer. */
   position: number;

@@ -14,6 +14,7 @@ import { updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import type { SearchBackend, SearchHit, SearchParams } from './backend.ts';
 import { categoryOf, hostOf, normalizeDomain, onDomains } from './filters.ts';
+import { highlightOf } from './highlight.ts';
 import { countryOfLocation } from './location.ts';
 import { parseTbs } from './tbs.ts';
 
@@ -64,6 +65,7 @@ export class Searcher {
       categories: req.categories?.length ? [...new Set(req.categories)] : undefined,
       time: parseTbs(req.tbs),
       country: req.country?.toUpperCase() ?? countryOfLocation(req.location),
+      highlights: req.highlights,
     };
     const quiet = req.scrapeOptions?.zeroDataRetention === true;
     const job = await createBillableJob(
@@ -186,7 +188,17 @@ export class Searcher {
         try {
           const { document } = await this.#d.scraper.scrape(caller, scrapeReq, ctx);
           credits += document.metadata.creditsUsed ?? 0;
-          const { url, title, description, snippet, position, category, date, imageUrl } = r;
+          const { url, title, snippet, position, category, date, imageUrl } = r;
+          let { description } = r;
+          if (r.snippet === undefined) {
+            // A web result: the scraped page's passage for the query, or its meta description.
+            const meta = document.metadata.description ?? document.metadata.ogDescription;
+            description = req.highlights
+              ? (highlightOf(document.markdown, req.query) ?? description)
+              : typeof meta === 'string' && meta.trim()
+                ? meta.trim()
+                : description;
+          }
           Object.assign(r, document, { url, title, position });
           for (const [k, v] of Object.entries({ description, snippet, category, date, imageUrl }))
             if (v !== undefined) (r as Record<string, unknown>)[k] = v;

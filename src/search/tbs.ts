@@ -6,6 +6,8 @@ import type { TimeFilter } from './backend.ts';
 
 const HOUR = 3_600_000;
 const UNIT: Record<string, number> = { h: HOUR, d: 24 * HOUR, w: 7 * 24 * HOUR, m: 31 * 24 * HOUR, y: 366 * 24 * HOUR };
+// Minutes (Google's qdr:n): sent only by monitors' searchWindow (5m, 15m), not accepted by the contract.
+UNIT.n = 60_000;
 
 export function parseTbs(tbs: string | undefined, now = new Date()): TimeFilter | undefined {
   if (!tbs) return undefined;

@@ -569,6 +569,63 @@ export const migrations: Migration[] = [
       CREATE INDEX search_pages_scrape ON search_pages (scrape_id) WHERE scrape_id IS NOT NULL;
     `,
   },
+  {
+    id: 17,
+    name: 'agents',
+    sql: `
+      -- POST /v2/agent (src/agent/): one row per agent (id = its job id) holding the request, each
+      -- tool use (actions, appended as they happen) and, once done, the answer; readable for 24 h
+      -- (expires_at), then swept. credits_used sums the actions' credits (charged on their own jobs).
+      CREATE TABLE agents (
+        id uuid PRIMARY KEY,
+        team_id uuid NOT NULL REFERENCES teams(id),
+        api_key_id uuid NOT NULL,
+        request jsonb NOT NULL,
+        webhook jsonb,
+        public_url text NOT NULL,
+        status text NOT NULL DEFAULT 'processing',
+        data jsonb,
+        error text,
+        warning text,
+        model text,
+        sources jsonb,
+        actions jsonb NOT NULL DEFAULT '[]',
+        credits_used integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        completed_at timestamptz,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX agents_team_created ON agents (team_id, created_at DESC);
+      CREATE INDEX agents_expires ON agents (expires_at);
+    `,
+  },
+  {
+    id: 18,
+    name: 'search index queue',
+    sql: `
+      -- Crawl and batch-scrape pages waiting for the own search index (src/store/search-index.ts):
+      -- a page's record queues it, a throttled background step indexes the queue in batches (off
+      -- the crawl's critical path) and a search first indexes its team's queued pages. The page's
+      -- text is read from its crawl_pages row when it is indexed (a row whose page is gone is
+      -- dropped unindexed); deleted with its crawl. (A foreign key to the crawl_pages row itself
+      -- would cost ~0.2 ms a page on PGlite: it locks the row the same statement records.)
+      CREATE TABLE search_queue (
+        crawl_id uuid NOT NULL REFERENCES crawls(id) ON DELETE CASCADE,
+        page_key text NOT NULL,
+        team_id uuid NOT NULL,
+        -- the page's entry (src/scrape/search-entry.ts): canonical URL, host, title, description, config
+        entry jsonb NOT NULL,
+        -- when the page was recorded: the index row's scraped_at
+        queued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (crawl_id, page_key)
+      );
+      -- a search's look for its team's queued pages (a probe, however many dead rows the queue holds)
+      CREATE INDEX search_queue_team ON search_queue (team_id);
+      -- A crawl page's own key (crawl_pages.url_key; its url_key is the canonical final URL's):
+      -- a hit's highlight is read from the stored page.
+      ALTER TABLE search_pages ADD COLUMN page_key text;
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

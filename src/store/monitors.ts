@@ -30,7 +30,7 @@ export interface MonitorRow {
 }
 
 /** A target as stored: the request's, with its id. */
-export type StoredTarget = { id: string; type: 'scrape' | 'crawl' } & Record<string, unknown>;
+export type StoredTarget = { id: string; type: 'scrape' | 'crawl' | 'search' } & Record<string, unknown>;
 
 export interface StoredWebhook {
   url: string;

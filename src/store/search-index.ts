@@ -1,9 +1,10 @@
-// The own search index (table search_pages, migration 16): what a stored page contributes to it,
-// the SQL that writes it (used inside the statements that store scrapes and crawl pages, so a page
-// is indexed exactly when its data is stored) and the ranked query over it.
+// The own search index (table search_pages, migration 16; its queue search_queue, migration 18):
+// what a stored page contributes to it, the SQL that writes it (inside the statement that stores a
+// scrape; for crawl pages, from the queue their record fills: indexQueued, run in the background
+// by src/crawl/search-indexer.ts and by a search for its team first) and the ranked query over it.
 import type { Queryable } from './db-types.ts';
 
-/** Characters of a page's markdown indexed at most: to_tsvector costs ~0.2 µs a character on PGlite. */
+/** Characters of a page's markdown indexed at most: to_tsvector costs ~0.15–0.2 µs a character on PGlite. */
 export const INDEXED_MARKDOWN_CHARS = 64_000;
 
 /** A page's index entry, but for its markdown (taken from the stored document, never copied). */
@@ -65,7 +66,7 @@ export function configSql(name: string): string {
 }
 
 /** Pages ranked at most per query from each of the title/URL matches and the text matches (see searchIndex). */
-export const RANKED_CANDIDATES = 500;
+export const RANKED_CANDIDATES = { head: 350, text: 200 };
 
 /** SQL: the page's head vector (title A, URL words B). */
 export function headSql(cfg: string, e: { title: string; url: string }): string {
@@ -103,7 +104,8 @@ export function vectorsSql(e: { config: string; title: string; url: string; desc
 /** SQL after an INSERT into search_pages: the newest copy of a page replaces the stored one. */
 export const UPSERT_SQL = `ON CONFLICT (team_id, url_key) DO UPDATE SET url = EXCLUDED.url, host = EXCLUDED.host,
   title = EXCLUDED.title, description = EXCLUDED.description, config = EXCLUDED.config, head = EXCLUDED.head,
-  doc = EXCLUDED.doc, scraped_at = EXCLUDED.scraped_at, scrape_id = EXCLUDED.scrape_id, crawl_id = EXCLUDED.crawl_id
+  doc = EXCLUDED.doc, scraped_at = EXCLUDED.scraped_at, scrape_id = EXCLUDED.scrape_id, crawl_id = EXCLUDED.crawl_id,
+  page_key = EXCLUDED.page_key
   WHERE search_pages.scraped_at <= EXCLUDED.scraped_at`;
 
 export interface IndexQuery {
@@ -121,6 +123,10 @@ export interface IndexQuery {
   /** Categories (src/search/filters.ts): pages on these hosts or, with categoryPdf, PDF URLs. */
   categoryHosts?: string[];
   categoryPdf?: boolean;
+  /** Candidates ranked from the title/URL matches and from the text matches (default RANKED_CANDIDATES; the bench compares caps). */
+  candidates?: { head: number; text: number };
+  /** Also read each hit's stored markdown (its first INDEXED_MARKDOWN_CHARS characters): highlights. */
+  withText?: boolean;
 }
 
 export interface IndexHit {
@@ -129,6 +135,8 @@ export interface IndexHit {
   description: string;
   scrapedAt: Date;
   rank: number;
+  /** With withText: the markdown of the stored page the hit was indexed from (null: none). */
+  markdown?: string | null;
 }
 
 /** Boosts added to ts_rank_cd: the whole query in the title, in the URL. */
@@ -197,26 +205,39 @@ export async function searchIndex(db: Queryable, q: IndexQuery): Promise<IndexHi
     where.push(`(${any.join(' OR ')})`);
   }
   const filters = where.map((w) => ` AND ${w}`).join('');
+  const cap = q.candidates ?? RANKED_CANDIDATES;
   // Every matching page is not ranked: a common word matches most of the index, and ranking reads
   // each candidate's whole vector. The candidates are the title/URL matches and the text matches,
   // RANKED_CANDIDATES of each (the first found): a page whose title or URL matches is ranked
   // unless that many others match there too.
   // Ranked in each branch: only the rows its LIMIT lets through are ranked (their vectors read once).
-  const ranked = `SELECT url_key, url, title, description, scraped_at,
+  const ranked = `SELECT url_key, url, title, description, scraped_at, crawl_id, page_key, scrape_id,
        ts_rank_cd(doc, $2::tsquery, 1)
          + CASE WHEN ts_filter(head, '{a}') @@ $2::tsquery THEN ${TITLE_BOOST} ELSE 0 END
          + CASE WHEN ts_filter(head, '{b}') @@ $2::tsquery THEN ${URL_BOOST} ELSE 0 END AS rank
      FROM search_pages WHERE team_id = $1`;
+  // The hits' stored pages are read for the hits only (after the LIMIT): a crawl page's document,
+  // or a stored scrape's (JSON text, read as json: no jsonb conversion).
+  const text = q.withText
+    ? `, (CASE WHEN h.crawl_id IS NOT NULL
+          THEN (SELECT left(p.document->>'markdown', ${INDEXED_MARKDOWN_CHARS}) FROM crawl_pages p
+                WHERE p.crawl_id = h.crawl_id AND p.url_key = COALESCE(h.page_key, h.url_key))
+          ELSE (SELECT left(s.document::json->>'markdown', ${INDEXED_MARKDOWN_CHARS}) FROM scrape_results s
+                WHERE s.job_id = h.scrape_id) END) AS markdown`
+    : '';
   const { rows } = await db.query<IndexHit>(
-    `SELECT url, title, description, scraped_at AS "scrapedAt", rank FROM (
-       SELECT DISTINCT ON (url_key) * FROM (
-         (${ranked} AND head @@ $2::tsquery${filters} LIMIT ${RANKED_CANDIDATES})
-         UNION ALL
-         (${ranked} AND doc @@ $2::tsquery${filters} LIMIT ${RANKED_CANDIDATES})
-       ) c ORDER BY url_key
-     ) d
-     ORDER BY rank DESC, url
-     LIMIT $3`,
+    `SELECT h.url, h.title, h.description, h.scraped_at AS "scrapedAt", h.rank${text} FROM (
+       SELECT * FROM (
+         SELECT DISTINCT ON (url_key) * FROM (
+           (${ranked} AND head @@ $2::tsquery${filters} LIMIT ${Math.max(1, Math.floor(cap.head))})
+           UNION ALL
+           (${ranked} AND doc @@ $2::tsquery${filters} LIMIT ${Math.max(1, Math.floor(cap.text))})
+         ) c ORDER BY url_key
+       ) d
+       ORDER BY rank DESC, url
+       LIMIT $3
+     ) h
+     ORDER BY h.rank DESC, h.url`,
     params,
   );
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
@@ -244,4 +265,69 @@ export function scrapeIndexCte(p: {
        FROM (SELECT 1) one ${v.from}
        WHERE ${p.entry}::jsonb IS NOT NULL AND ${p.document}::text IS NOT NULL
        ${UPSERT_SQL}`;
+}
+
+/** The queued page's vectors (`q`: a search_queue row, `p`: its crawl_pages row). */
+const queuedVectors = vectorsSql({
+  config: "(q.entry->>'config')",
+  title: "(q.entry->>'title')",
+  url: "(q.entry->>'url')",
+  description: "(q.entry->>'description')",
+  markdown: "COALESCE(p.document->>'markdown', '')",
+});
+
+/**
+ * Indexes up to `limit` queued crawl pages (search_queue; of one team with `teamId`) in one
+ * statement and takes them off the queue; resolves to how many left it. Rows another process is
+ * indexing are skipped, or with `wait` waited for (they are gone once it returns).
+ */
+export async function indexQueued(
+  db: Queryable,
+  o: { limit: number; teamId?: string; wait?: boolean },
+): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `WITH q AS (
+       DELETE FROM search_queue s USING (
+         SELECT crawl_id, page_key FROM search_queue ${o.teamId ? 'WHERE team_id = $2' : ''}
+         LIMIT $1 FOR UPDATE ${o.wait ? '' : 'SKIP LOCKED'}
+       ) pick
+       WHERE s.crawl_id = pick.crawl_id AND s.page_key = pick.page_key
+       RETURNING s.*
+     ), indexed AS (
+       -- one row per team and canonical URL in a statement (two pages may redirect to one URL)
+       INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, crawl_id, page_key)
+       SELECT DISTINCT ON (q.team_id, q.entry->>'key') q.team_id, q.entry->>'key', q.entry->>'url', q.entry->>'host',
+         q.entry->>'title', q.entry->>'description', ${queuedVectors.columns}, q.queued_at, q.crawl_id, q.page_key
+       FROM q JOIN crawl_pages p ON p.crawl_id = q.crawl_id AND p.url_key = q.page_key ${queuedVectors.from}
+       ORDER BY q.team_id, q.entry->>'key', q.queued_at DESC
+       ${UPSERT_SQL}
+     )
+     SELECT count(*)::int AS n FROM q`,
+    o.teamId ? [o.limit, o.teamId] : [o.limit],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Queued pages indexed per statement when a search catches up. */
+const CATCH_UP_BATCH = 128;
+
+/**
+ * The team's queued crawl pages indexed before it searches (what the background step has not
+ * reached yet: a search right after a crawl finds its pages), for at most `budgetMs`; resolves to
+ * how many were indexed.
+ */
+export async function catchUpTeam(db: Queryable, teamId: string, budgetMs: number): Promise<number> {
+  // Mostly there is none: a probe costs less than planning the indexing statement.
+  const { rows } = await db.query<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM search_queue WHERE team_id = $1) AS any',
+    [teamId],
+  );
+  if (!rows[0]?.any) return 0;
+  const end = Date.now() + budgetMs;
+  let total = 0;
+  for (;;) {
+    const n = await indexQueued(db, { limit: CATCH_UP_BATCH, teamId, wait: true });
+    total += n;
+    if (n === 0 || Date.now() >= end) return total;
+  }
 }

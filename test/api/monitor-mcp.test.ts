@@ -1,7 +1,8 @@
 // Firecrawl's MCP server (npm firecrawl-mcp, unmodified: its bin run by this Node over stdio, pointed at
 // the real service with FIRECRAWL_API_URL and FIRECRAWL_API_KEY) through its monitor tools: monitors
 // from `page`/`pages` + `goal` on its "every 30 minutes" schedule, runs, checks and a check's pages
-// read back through the tools, update and delete; a `queries` (search) monitor is refused naming the target type.
+// read back through the tools, update and delete; a `queries` + `goal` (search) monitor over the own index,
+// its results new, then changed and new and notified when relevant.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -228,21 +229,80 @@ describe('monitors through Firecrawl MCP server', () => {
     assert.equal((await api.getMonitor(m.id)).status, 404);
   });
 
-  test('queries (a search monitor): refused naming the target type, nothing created', async () => {
-    const before = (await api.listMonitors('?limit=100')).json.data.length;
-    const error = await fails('firecrawl_monitor_create', {
-      queries: ['gleaner release notes'],
-      goal: 'New releases.',
+  test('queries + goal (a search monitor): created, run, its results read back, then new and changed ones', async () => {
+    /** A fixture page scraped through the service: in the team's own index, which search targets search. */
+    const publish = async (path: string, title: string, text: string) => {
+      site.mutable.set(path, { html: page(title, text) });
+      const res = await api.scrape({ url: `${main}${path}`, formats: ['markdown'], maxAge: 0 });
+      assert.equal(res.status, 200, res.text);
+      return `${main}${path}`;
+    };
+    const notes = await publish('/mutable/mcp/search/notes', 'Gleaner release notes', 'Version 1 is out.');
+    const goal = 'Tell me about new Gleaner releases.';
+    const created = await call('firecrawl_monitor_create', {
+      queries: ['gleaner release notes', 'gleaner changelog'],
+      goal,
       searchWindow: '24h',
       maxResults: 5,
+      webhookUrl: receiver.url,
     });
-    assert.match(error, /targets\.0\.type/);
-    assert.match(error, /search/);
-    assert.equal((await api.listMonitors('?limit=100')).json.data.length, before);
-    assert.ok(
-      http.some((h) => h.startsWith('POST /v2/monitor -> 400')),
-      `the request reached the service and was refused there:\n${http.join('\n')}`,
+    const m = created.data;
+    assert.equal(m.name, 'Monitor gleaner release notes');
+    assert.equal(m.goal, goal);
+    assert.equal(m.judgeEnabled, true);
+    assert.deepEqual(m.schedule, { cron: '*/30 * * * *', timezone: 'UTC', text: 'every 30 minutes' });
+    assert.equal(m.targets.length, 1);
+    assert.ok(m.targets[0].id);
+    assert.deepEqual(
+      { ...m.targets[0], id: undefined },
+      {
+        id: undefined,
+        type: 'search',
+        queries: ['gleaner release notes', 'gleaner changelog'],
+        searchWindow: '24h',
+        maxResults: 5,
+      },
     );
+    assert.ok(
+      http.some((h) => h.startsWith('POST /v2/monitor -> 200')),
+      `the MCP server's request was accepted:\n${http.join('\n')}`,
+    );
+
+    const run1 = (await call('firecrawl_monitor_run', { id: m.id })).data;
+    const first = (await checkDone(m.id, run1.id)).data;
+    assert.equal(first.status, 'completed', JSON.stringify(first));
+    assert.deepEqual(first.summary, { totalPages: 1, same: 0, changed: 0, new: 1, removed: 0, error: 0 });
+    assert.equal(first.pages[0].url, notes);
+    assert.equal(first.pages[0].metadata.title, 'Gleaner release notes');
+    assert.equal(first.targetResults[0].type, 'search');
+    assert.equal(first.targetResults[0].resultCount, 1);
+
+    const changelog = await publish('/mutable/mcp/search/changelog', 'Gleaner changelog', 'Version 2 is out.');
+    await publish('/mutable/mcp/search/notes', 'Gleaner release notes: version 2', 'Version 2 is out.');
+    const run2 = (await call('firecrawl_monitor_run', { id: m.id })).data;
+    await checkDone(m.id, run2.id);
+    const changed = await call('firecrawl_monitor_check', { id: m.id, checkId: run2.id, pageStatus: 'changed' });
+    assert.deepEqual(
+      changed.data.pages.map((p: { url: string }) => p.url),
+      [notes],
+    );
+    const diff = changed.data.pages[0].diff;
+    assert.deepEqual(diff.json.title, {
+      previous: 'Gleaner release notes',
+      current: 'Gleaner release notes: version 2',
+    });
+    assert.equal(changed.data.pages[0].judgment.meaningful, true, JSON.stringify(changed.data.pages[0].judgment));
+    const fresh = await call('firecrawl_monitor_check', { id: m.id, checkId: run2.id, pageStatus: 'new' });
+    assert.deepEqual(
+      fresh.data.pages.map((p: { url: string }) => p.url),
+      [changelog],
+    );
+    await receiver.until('the new changelog notified', () =>
+      receiver.received.some(
+        (d) => d.type === 'monitor.page' && d.body.checkId === run2.id && d.body.data.url === changelog,
+      ),
+    );
+    assert.equal((await call('firecrawl_monitor_delete', { id: m.id })).success, true);
   });
 
   test('every request the MCP server sent carried the key', () => {

@@ -1,9 +1,9 @@
 // Existing clients against monitors, unmodified: the official JS SDK (@mendable/firecrawl-js 4.42.0,
-// its defaults) through every monitor call, and the requests Firecrawl's MCP server sends (a monitor
+// its defaults) through every monitor call and a search target read through its types, and the requests Firecrawl's MCP server sends (a monitor
 // from `pages` + goal with schedule text, a run with no body and no content type).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Firecrawl from '@mendable/firecrawl-js';
+import Firecrawl, { type MonitorSearchTarget } from '@mendable/firecrawl-js';
 import type { FixtureSite } from '../fixtures/site/index.ts';
 import type { Api } from '../helpers/api.ts';
 import { type TestService, startSiteAndService, stopSiteAndService } from '../helpers/service.ts';
@@ -79,6 +79,39 @@ describe('monitors with existing clients', () => {
       assert.equal(err.status, 404, String(err.message));
       return true;
     });
+  });
+
+  test('the official SDK: a search target, its check and target result as its types describe them', async () => {
+    site.mutable.set('/mutable/sdk/search', { html: page('Nimbus pricing', 'Nimbus costs 5 euros.') });
+    const scraped = await api.scrape({ url: `${main}/mutable/sdk/search`, formats: ['markdown'], maxAge: 0 });
+    assert.equal(scraped.status, 200, scraped.text);
+    const target: MonitorSearchTarget = { type: 'search', queries: ['nimbus'], searchWindow: '7d', maxResults: 3 };
+    const m = await fc.createMonitor({
+      name: 'sdk search',
+      schedule: { text: 'hourly' },
+      targets: [target],
+      goal: 'Nimbus pricing',
+    });
+    assert.equal((m.targets[0] as MonitorSearchTarget).queries[0], 'nimbus');
+    const queued = await fc.runMonitor(m.id);
+    await api.waitForCheck(m.id, queued.id);
+    const detail = await fc.getMonitorCheck(m.id, queued.id);
+    assert.equal(detail.status, 'completed');
+    assert.equal(detail.summary.new, 1);
+    const result = detail.targetResults?.[0];
+    assert.ok(result && result.type === 'search', JSON.stringify(detail.targetResults));
+    assert.equal(result.searchCompleted, true);
+    assert.equal(result.resultCount, 1);
+    assert.equal(result.searchCredits, 2);
+    assert.equal(result.resultsJudged, 1);
+    assert.equal(result.matches, 1);
+    assert.equal(typeof result.summary, 'string');
+    const hit = detail.pages[0];
+    assert.equal(hit.url, `${main}/mutable/sdk/search`);
+    assert.equal(hit.status, 'new');
+    assert.equal(hit.judgment?.meaningful, true);
+    assert.deepEqual(hit.snapshot?.json, { title: 'Nimbus pricing', description: '' });
+    assert.equal(await fc.deleteMonitor(m.id), true);
   });
 
   test("the MCP server's requests: pages + goal, schedule text, a run with no body, checks with error counts", async () => {

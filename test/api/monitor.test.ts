@@ -120,7 +120,8 @@ for (const store of storeKinds) {
         [body({ schedule: { text: 'every 2 minutes' } }), 'body.schedule.text'],
         [body({ schedule: { cron: '0 * * * *', text: 'hourly' } }), 'body.schedule'],
         [body({ targets: [] }), 'body.targets'],
-        [{ ...body(), targets: [{ type: 'search', queries: ['x'] }] }, 'body.targets.0.type'],
+        [{ ...body(), targets: [{ type: 'search', queries: [] }] }, 'body.targets.0.queries'],
+        [{ ...body(), targets: [{ type: 'teleport', urls: ['https://example.com/'] }] }, 'body.targets.0.type'],
         [{ ...body(), unknownField: 1 }, 'body.unknownField'],
         [{ ...body(), targets: [{ type: 'scrape', urls: ['ftp://x'] }] }, 'body.targets.0.urls.0'],
         [{ schedule: { text: 'hourly' }, targets: body().targets }, 'body.name'],
@@ -261,9 +262,13 @@ for (const store of storeKinds) {
           targets: [{ type: 'crawl', url: `${main}/mutable/site/`, crawlOptions: { sitemap: 'skip', limit: 10 } }],
         }),
       );
+      const usedBefore = await api.creditsUsed();
       const first = await api.runCheck(m.id);
       assert.equal(first.status, 'completed', JSON.stringify(first));
       assert.deepEqual(first.summary, { totalPages: 2, same: 0, changed: 0, new: 2, removed: 0, error: 0 });
+      // The crawl's pages are charged once, on the crawl's job; the check reports them.
+      assert.equal(first.actualCredits, 2);
+      assert.equal((await api.creditsUsed()) - usedBefore, 2);
       assert.equal(first.targetResults[0].type, 'crawl');
       assert.ok(first.targetResults[0].crawlId);
 

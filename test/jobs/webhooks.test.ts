@@ -165,9 +165,12 @@ for (const store of storeKinds) {
           return [];
         },
       } as unknown as JobQueue;
-      const crawler = new Crawler({ db: svc.db, queue, log: svc.app.log } as unknown as ConstructorParameters<
-        typeof Crawler
-      >[0]);
+      const crawler = new Crawler({
+        db: svc.db,
+        queue,
+        log: svc.app.log,
+        scraper: { indexesPages: false },
+      } as unknown as ConstructorParameters<typeof Crawler>[0]);
       await crawler.resendPageEvents();
       assert.deepEqual(
         sent.map((x) => x.name),

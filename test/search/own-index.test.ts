@@ -63,6 +63,18 @@ for (const store of storeKinds) {
       assert.deepEqual(await web({ query: 'zyzzyva' }), []);
     });
 
+    test('highlights (the default): the description is the passage of the page that holds the query; false: the meta description', async () => {
+      // A quote in article 1's body; its meta description says something else.
+      const [hit] = await web({ query: 'largest library' });
+      assert.equal(new URL(hit.url).pathname, '/articles/1');
+      assert.match(hit.description, /largest library ever built/);
+      assert.notEqual(hit.description, articles[0].description);
+      assert.deepEqual(await web({ query: 'largest library', highlights: true }), [hit]);
+      const [plain] = await web({ query: 'largest library', highlights: false });
+      assert.equal(plain.url, hit.url);
+      assert.equal(plain.description, articles[0].description);
+    });
+
     test('ranks a title hit above body hits', async () => {
       // Article 2's title; the other articles and the home page only link to it.
       const hits = await web({ query: 'without tears', limit: 10 });
@@ -113,6 +125,7 @@ for (const store of storeKinds) {
       assert.match(hit.title, /API Reference/);
       assert.ok(hit.markdown?.includes(docsText.api.intro), hit.markdown);
       assert.equal(hit.metadata?.statusCode, 200);
+      assert.match(hit.description, /bearer token/);
       // 2 credits for the (first 10) results, 1 for the scrape.
       assert.equal(res.json.creditsUsed, 3);
       assert.equal(typeof res.json.id, 'string');
@@ -123,6 +136,21 @@ for (const store of storeKinds) {
         ),
         activity.text,
       );
+    });
+
+    test('scrapeOptions: the highlight is taken from the scraped markdown; without highlights, the meta description', async () => {
+      // A quote in article 2's body (article 2: the SDK's search scrapes it too, below).
+      const body = {
+        query: 'conservative liberal',
+        includeDomains: ['localhost'],
+        scrapeOptions: { formats: ['markdown' as const] },
+      };
+      const [hit] = await web(body);
+      assert.equal(new URL(hit.url).pathname, '/articles/2');
+      assert.ok(hit.markdown?.includes('be liberal in what you accept'));
+      assert.match(hit.description, /conservative in what you send/);
+      const [plain] = await web({ ...body, highlights: false });
+      assert.equal(plain.description, articles[1].description);
     });
 
     test("another team does not find the first team's pages", async () => {

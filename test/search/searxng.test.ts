@@ -177,16 +177,22 @@ describe('search: SearXNG backend', () => {
             { url: 'mailto:nobody@example.com', title: 'odd', content: '' },
           ]
         : [];
-    const res = await api.search({ query: 'api', scrapeOptions: { formats: ['markdown'] } });
+    const res = await api.search({ query: 'api bearer', scrapeOptions: { formats: ['markdown'] } });
     assert.equal(res.status, 200, res.text);
     const [doc, odd] = res.json.data.web;
     assert.ok(doc.markdown.includes(docsText.api.intro));
     assert.equal(doc.title, 'API');
-    assert.equal(doc.description, 'docs');
+    // Highlights (the default): the scraped page's passage for the query.
+    assert.equal(doc.description, docsText.api.intro);
     assert.equal(doc.metadata.sourceURL, `${main}/docs/api`);
     assert.equal(odd.url, 'mailto:nobody@example.com');
     assert.equal(odd.markdown, undefined);
     assert.equal(res.json.creditsUsed, 3);
+    // Without highlights: the scraped page's meta description; unscraped, SearXNG's snippet.
+    const plain = await api.search({ query: 'api', highlights: false, scrapeOptions: { formats: ['markdown'] } });
+    assert.equal(plain.json.data.web[0].description, docsText.api.intro);
+    const unscraped = await api.search({ query: 'api', highlights: false });
+    assert.equal(unscraped.json.data.web[0].description, 'docs');
     const ignoring = await api.search({ query: 'api', ignoreInvalidURLs: true });
     assert.deepEqual(
       ignoring.json.data.web.map((h: { url: string }) => h.url),

@@ -46,10 +46,12 @@ export async function monitorRoutes(
           'Checks its targets on a schedule (cron, or text such as "hourly", "every 15 minutes", "daily at 9:00", ' +
           '"weekdays at 18:30", answered as cron; timezone IANA, default UTC; at least 5 minutes apart): scrape targets ' +
           '(urls) and crawl targets (url, crawlOptions), always fetched fresh, each page compared with the previous check: ' +
-          'same, new, changed (with diff and, with judgeEnabled, a judgment against the goal), removed or error. A webhook ' +
+          'same, new, changed (with diff and, with judgeEnabled, a judgment against the goal), removed or error; search ' +
+          'targets (queries, searchWindow, maxResults, domains) run their queries on the search backends and compare the ' +
+          'results by URL (title and description), notifying the new and changed ones the goal finds relevant. A webhook ' +
           'gets monitor.page and monitor.check.completed, signed and retried as crawl webhooks are. ' +
           `Errors: ${describeErrorCodes(['BAD_REQUEST'])} naming the field (schedule.cron, schedule.text, schedule.timezone, ` +
-          'targets, targets.N.type for search targets).',
+          'targets, targets.N.queries, targets.N.excludeDomains, goal: a search target needs one unless judgeEnabled is false).',
         body: monitorCreateRequest,
         response: { 200: monitorAnswer, ...authErrors },
       },
