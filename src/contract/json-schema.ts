@@ -4,14 +4,28 @@
 import { createHash } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { compileRe2 } from './pattern.ts';
 
 // ajv-formats is CommonJS with a default export: Node hands us module.exports, TypeScript the namespace.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
 
+// `pattern` and `patternProperties` run on RE2 (linear time): a catastrophic pattern in a caller's
+// schema must not stall the service. ajv passes the "u" flag; RE2 is Unicode-aware anyway.
+// Lookaround and backreferences make the schema fail to compile (a 400 where it is checked).
+const re2Engine = Object.assign((pattern: string) => compileRe2(pattern), { code: 're2js' });
+
 // strict: false: callers' schemas come from the wild (unknown keywords, `title` everywhere, etc.).
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: true, validateFormats: true }));
+const ajv = addFormats(
+  new Ajv({
+    allErrors: true,
+    strict: false,
+    validateSchema: true,
+    validateFormats: true,
+    code: { regExp: re2Engine },
+  }),
+);
 
 const CACHE_MAX = 200;
 const validators = new Map<string, ValidateFunction>();

@@ -4,6 +4,7 @@
 import { getDomain } from 'tldts';
 import { BadRequestError } from '../errors.ts';
 import { parseUrl } from '../net/url-key.ts';
+import { type PatternMatcher, compileRe2 } from '../contract/pattern.ts';
 
 function bareHost(hostname: string): string {
   let h = hostname.toLowerCase().replace(/\.$/, '');
@@ -50,15 +51,16 @@ export function hostRelation(host: string, startHost: string): HostRelation {
 }
 
 /**
- * Compiles caller-supplied regexes (JavaScript syntax, no flags). An invalid one is a 400 naming
- * the field and index, e.g. `body.includePaths.1`.
+ * Compiles caller-supplied regexes with RE2 semantics (linear time, no flags: see contract/pattern.ts). An
+ * invalid one, or one RE2 cannot express (lookaround, backreferences), is a 400 naming the field
+ * and index, e.g. `body.includePaths.1`.
  */
-export function compilePatterns(patterns: readonly string[] | undefined, field: string): RegExp[] {
+export function compilePatterns(patterns: readonly string[] | undefined, field: string): PatternMatcher[] {
   return (patterns ?? []).map((p, i) => {
     try {
-      return new RegExp(p);
+      return compileRe2(p);
     } catch (err) {
-      const message = `invalid regular expression: ${(err as Error).message}`;
+      const message = (err as Error).message;
       throw new BadRequestError(`Invalid request: ${field}.${i}: ${message}`, [{ path: `${field}.${i}`, message }]);
     }
   });
@@ -91,8 +93,8 @@ export type ScopeVerdict =
 export class UrlScope {
   readonly start: URL;
   readonly #opts: ScopeOptions;
-  readonly #include: RegExp[];
-  readonly #exclude: RegExp[];
+  readonly #include: PatternMatcher[];
+  readonly #exclude: PatternMatcher[];
   readonly #startPath: string;
 
   constructor(startUrl: string, opts: ScopeOptions = {}) {

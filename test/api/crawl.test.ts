@@ -226,6 +226,32 @@ for (const store of storeKinds) {
       assert.deepEqual(new Set(keys(await api.crawlDocs(full))), new Set(mainKeys(['/', '/about'])));
     });
 
+    test('a catastrophic includePaths pattern against long URLs: the crawl ends promptly, the service keeps answering', async () => {
+      // `(a+)+$` backtracks exponentially on a run of a's followed by another character: on a
+      // backtracking engine one such URL blocks the event loop for good. RE2 is linear.
+      // The start URL is checked against includePaths too: it ends in an `a`.
+      const base = '/mutable/redos/a';
+      const hit = `${base}/${'a'.repeat(1000)}`;
+      const misses = [40, 2000, 8000].map((n) => `${base}/${'a'.repeat(n)}!`);
+      const links = [hit, ...misses].map((p) => `<a href="${p}">link</a>`).join('\n');
+      site.mutable.set(base, { html: `<html><body><h1>Long links</h1>${links}</body></html>` });
+      for (const p of [hit, ...misses]) site.mutable.set(p, { html: '<html><body><p>leaf</p></body></html>' });
+      try {
+        const startedAt = Date.now();
+        const id = await api.startCrawl({ url: `${main}${base}`, sitemap: 'skip', includePaths: ['(a+)+$'] });
+        const health = await api('GET', '/health');
+        assert.equal(health.status, 200, health.text);
+        const done = await api.waitForCrawl(id, 10_000);
+        assert.equal(done.status, 'completed', JSON.stringify(done).slice(0, 500));
+        assert.ok(Date.now() - startedAt < 10_000, `took ${Date.now() - startedAt} ms`);
+        const got = keys(await api.crawlDocs(id));
+        assert.deepEqual(new Set(got), new Set(mainKeys([base, hit])), got.map((k) => k.slice(0, 80)).join(' '));
+        assert.equal((await api('GET', '/health')).status, 200);
+      } finally {
+        for (const p of [base, hit, ...misses]) site.mutable.delete(p);
+      }
+    });
+
     test('allowSubdomains follows links to other hosts of the site', async () => {
       const blog = site.hostOrigin('blog');
       const id = await api.startCrawl({ url: `${main}/`, sitemap: 'skip', allowSubdomains: true });
@@ -320,6 +346,9 @@ for (const store of storeKinds) {
     test('400s name the field; options not supported yet are refused by name', async () => {
       const cases: [Record<string, unknown>, string][] = [
         [{ url: `${main}/`, includePaths: ['['] }, 'body.includePaths.0'],
+        [{ url: `${main}/`, includePaths: ['^/blog/', '(?<=/)secret'] }, 'body.includePaths.1'],
+        [{ url: `${main}/`, excludePaths: ['(draft)-\\1'] }, 'body.excludePaths.0'],
+        [{ url: `${main}/`, excludePaths: ['^/(?!blog)'] }, 'body.excludePaths.0'],
         [{ url: `${main}/`, limit: 0 }, 'limit'],
         [{ url: `${main}/`, delay: 61 }, 'delay'],
         [{ url: `${main}/`, sitemap: 'sometimes' }, 'sitemap'],

@@ -153,6 +153,52 @@ describe('compilePatterns', () => {
     const [r] = compilePatterns(['^/blog/.*$'], 'body.includePaths');
     assert.ok(r.test('/blog/post'));
   });
+  test('patterns run on RE2: `(a+)+$` against a 50,000-character path answers in well under a second', () => {
+    const [r] = compilePatterns(['(a+)+$'], 'body.includePaths');
+    const started = performance.now();
+    assert.equal(r.test(`/${'a'.repeat(50_000)}!`), false);
+    assert.equal(r.test(`/${'a'.repeat(50_000)}`), true);
+    const ms = performance.now() - started;
+    assert.ok(ms < 1000, `took ${ms} ms`);
+  });
+  test('ordinary patterns match as JavaScript regexes do (unanchored search)', () => {
+    const subjects = ['/blog/post', '/Blog/x?page=2', '/docs/api/v2', '/a.b', '/x/draft-1', '/'];
+    for (const p of [
+      '^/blog/',
+      'draft',
+      'page=\\d+$',
+      '\\/docs\\/',
+      '^/[a-z]\\.b$',
+      '(?i)^/blog',
+      '^/$',
+      'v[0-9]{1,2}$',
+    ]) {
+      const [r] = compilePatterns([p], 'body.includePaths');
+      const js = new RegExp(p.replace('(?i)', ''), p.startsWith('(?i)') ? 'i' : '');
+      for (const s of subjects) assert.equal(r.test(s), js.test(s), `${p} on ${s}`);
+    }
+  });
+  test('lookaround and backreferences are a 400 naming the field and saying RE2 cannot express them', () => {
+    for (const [p, i] of [
+      ['(?<=/)blog', 0],
+      ['(?<!x)blog', 0],
+      ['^/(?!blog)', 0],
+      ['blog(?=/)', 0],
+      ['(draft)-\\1', 0],
+    ] as const) {
+      assert.throws(
+        () => compilePatterns([p], 'body.includePaths'),
+        (err: unknown) => {
+          assert.ok(err instanceof ApiError);
+          assert.equal(err.statusCode, 400);
+          assert.match(err.message, new RegExp(`body\\.includePaths\\.${i}: .*RE2`));
+          assert.match(err.message, /no lookahead, lookbehind or backreferences/);
+          return true;
+        },
+        p,
+      );
+    }
+  });
   test('an invalid regex is a 400 naming the field and index', () => {
     assert.throws(
       () => compilePatterns(['ok', '(unclosed'], 'body.excludePaths'),

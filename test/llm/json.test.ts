@@ -48,3 +48,21 @@ test('schemas: compiled once per content, a draft 2020-12 $schema is accepted, n
   );
   assert.match(checkJsonSchema({ type: 'nonsense' }) ?? '', /JSON Schema is invalid/);
 });
+
+test('JSON Schema patterns run on RE2: `(a+)+$` on a 50,000-character value answers quickly; lookaround is refused', () => {
+  const validate = compileSchema({
+    type: 'object',
+    properties: { slug: { type: 'string', pattern: '(a+)+$' } },
+    patternProperties: { '^x-(a+)+$': { type: 'number' } },
+  });
+  const started = performance.now();
+  assert.equal(validate({ slug: `${'a'.repeat(50_000)}!` }), false);
+  assert.equal(validate({ slug: 'a'.repeat(50_000) }), true);
+  assert.equal(validate({ slug: 'aa', [`x-${'a'.repeat(50_000)}!`]: 'not checked' }), true);
+  const ms = performance.now() - started;
+  assert.ok(ms < 1000, `took ${ms} ms`);
+  assert.equal(validate({ slug: 'aa', 'x-aaa': 'text' }), false);
+  assert.match(checkJsonSchema({ type: 'string', pattern: '(?<=a)b' }) ?? '', /RE2/);
+  assert.match(checkJsonSchema({ type: 'string', pattern: '(x)\\1' }) ?? '', /RE2/);
+  assert.equal(checkJsonSchema({ type: 'string', pattern: '^[a-z]+\\d{2}$' }), null);
+});
