@@ -6,7 +6,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installAuth } from './api/auth.ts';
-import { installErrorHandling } from './api/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './api/error-handler.ts';
 import { installOpenApi } from './api/openapi.ts';
 import { installRateLimits } from './api/rate-limit.ts';
 import { batchScrapeRoutes } from './api/routes/batch.ts';
@@ -81,6 +81,9 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // The router's and the HTTP parser's own errors (414, malformed URLs, timeouts…) in our shape.
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -23,16 +23,28 @@ const requestErrors = {
   },
   FORBIDDEN: { status: 403, meaning: 'The resource belongs to another team' },
   NOT_FOUND: { status: 404, meaning: 'No such route or resource' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    meaning: 'The client did not send the whole request (headers and body) in time; the connection is closed',
+  },
   IDEMPOTENCY_KEY_REUSED: { status: 409, meaning: 'The idempotency key was already used with a different request' },
   IDEMPOTENCY_KEY_IN_USE: {
     status: 409,
     meaning: 'A request with this idempotency key is still being started; retry shortly',
   },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is larger than the server accepts (BODY_LIMIT_BYTES)' },
+  URI_TOO_LONG: {
+    status: 414,
+    meaning: 'A path segment (an id...) is longer than the router accepts (100 characters)',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "The request's Content-Type is not one the route accepts" },
   RATE_LIMITED: {
     status: 429,
     meaning: "Too many requests of the route's class for the team; Retry-After says when to retry",
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    meaning: "The request's headers are larger than the server accepts; the connection is closed",
   },
   UNKNOWN_ERROR: {
     status: 500,

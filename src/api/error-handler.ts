@@ -1,6 +1,8 @@
 // The one JSON shape every route answers with when it fails: {success: false, code, error} plus
 // `details` for validation problems. Errors themselves are defined in src/errors.ts.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { ApiError, type HttpErrorCode, errorStatus } from '../errors.ts';
 
@@ -47,7 +49,64 @@ export function sendError(
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
+// Errors the router raises before any route or hook runs (Fastify's `frameworkErrors` option).
+const routerCodes: Record<string, HttpErrorCode> = {
+  FST_ERR_MAX_PARAM_LENGTH: 'URI_TOO_LONG',
+  FST_ERR_BAD_URL: 'BAD_REQUEST',
+};
+
+/** Fastify's `frameworkErrors`: an over-long path parameter (414) or a malformed URL (400), in our shape. */
+export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (err, request, reply) => {
+  const code = routerCodes[err.code] ?? 'UNKNOWN_ERROR';
+  const error =
+    code === 'URI_TOO_LONG'
+      ? 'A path parameter is longer than 100 characters'
+      : code === 'BAD_REQUEST'
+        ? `Malformed URL: ${request.url.split('?')[0]}`
+        : 'An unexpected error occurred.';
+  if (code === 'UNKNOWN_ERROR') request.log.error({ err }, 'router error');
+  reply.header('x-request-id', request.id);
+  sendError(reply, errorStatus(code), { success: false, code, error });
+};
+
+// Errors Node's HTTP parser reports on the socket, before there is a request to answer.
+function clientError(err: NodeJS.ErrnoException): { code: HttpErrorCode; error: string } {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { code: 'REQUEST_TIMEOUT', error: 'The request was not received in time' };
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    return { code: 'HEADERS_TOO_LARGE', error: 'The request headers are larger than the server accepts' };
+  }
+  return { code: 'BAD_REQUEST', error: 'Malformed HTTP request' };
+}
+
+/** Fastify's `clientErrorHandler`: a timeout (408), headers too large (431) or a malformed request (400), in our shape; the socket is closed. */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const { code, error } = clientError(err);
+  const status = errorStatus(code);
+  const body = JSON.stringify({ success: false, code, error } satisfies ErrorBody);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
+/** JSON bodies, where an empty one (content-type: application/json and no body, as clients send on DELETE) is no body at all. */
+function installJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return parseJson(request, String(body), done);
+  });
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
+  installJsonParser(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof ApiError) {
       const body: ErrorBody = { success: false, code: err.code, error: err.message };
