@@ -11,6 +11,8 @@ export const SCREENCAST = { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeig
 
 /** How long a new screencast may stay silent before a screenshot stands in as its first frame. */
 const STAND_IN_AFTER_MS = 500;
+/** At most this many stand-ins (every STAND_IN_AFTER_MS) while the screencast is not painting. */
+const STAND_IN_TRIES = 20;
 
 /** The shown page's viewport in CSS pixels (input positions are scaled to it). */
 export interface Viewport {
@@ -45,6 +47,8 @@ export class LiveView {
   #ended = false;
   /** Pages whose close is listened to already. */
   readonly #followed = new WeakSet<Page>();
+  /** Frames each screencast has sent: once it sends a second, it is painting and needs no stand-in. */
+  readonly #screencastFrames = new WeakMap<CDPSession, number>();
 
   constructor(browser: LiveBrowser, { onError = () => {} }: { onError?: (err: unknown) => void } = {}) {
     this.#browser = browser;
@@ -175,6 +179,7 @@ export class LiveView {
       // keep up skips frames (live-view-socket.ts) rather than slowing everyone's.
       cdp.send('Page.screencastFrameAck', { sessionId }).catch(() => {});
       if (this.#shown?.cdp !== cdp) return;
+      this.#screencastFrames.set(cdp, (this.#screencastFrames.get(cdp) ?? 0) + 1);
       const frame = {
         jpeg: Buffer.from(data, 'base64'),
         viewport: { width: metadata.deviceWidth, height: metadata.deviceHeight },
@@ -200,22 +205,29 @@ export class LiveView {
 
   /**
    * A still page may send no frame when its screencast (re)starts, and a new viewer would see nothing until
-   * something moves: if none has come after a moment, a screenshot of the viewport stands in as the first.
+   * something moves; and a new page's screencast may send one blank frame before its content paints, then
+   * nothing. Until the screencast has sent two frames, a screenshot of the viewport stands in every moment (for a
+   * few seconds at most): the viewer sees the page as it is painted.
    */
-  #standInFrame(cdp: CDPSession): void {
+  #standInFrame(cdp: CDPSession, tries = STAND_IN_TRIES): void {
     setTimeout(() => {
-      if (this.#shown?.cdp !== cdp || this.#last) return;
+      if (this.#shown?.cdp !== cdp || this.#painting(cdp) || tries <= 0) return;
       Promise.all([
         cdp.send('Page.getLayoutMetrics'),
         cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: SCREENCAST.quality, optimizeForSpeed: true }),
       ])
         .then(([metrics, shot]) => {
-          if (this.#shown?.cdp !== cdp || this.#last) return;
+          if (this.#shown?.cdp !== cdp || this.#painting(cdp)) return;
           const { clientWidth: width, clientHeight: height } = metrics.cssLayoutViewport;
           this.#show({ jpeg: Buffer.from(shot.data, 'base64'), viewport: { width, height } });
+          this.#standInFrame(cdp, tries - 1);
         })
-        .catch(() => {}); // the page went or changed meanwhile: its next frame or change will do
+        .catch(() => this.#standInFrame(cdp, tries - 1)); // a page gone or changed stops it at the next check
     }, STAND_IN_AFTER_MS).unref();
+  }
+
+  #painting(cdp: CDPSession): boolean {
+    return (this.#screencastFrames.get(cdp) ?? 0) >= 2;
   }
 
   async #stop({ page, cdp }: Shown): Promise<void> {

@@ -163,16 +163,19 @@ describe('live view', () => {
 
   test("it follows the session's current page: a new one, then back when it closes", async () => {
     const viewer = await viewerBrowser.newPage();
+    let popup: Awaited<ReturnType<typeof browser.context.newPage>> | undefined;
     try {
       await viewer.goto(urls.liveViewUrl);
       await waitForColour(viewer, PINK);
-      const popup = await browser.context.newPage();
+      popup = await browser.context.newPage();
       await popup.setContent(`<body style="margin:0;height:100vh;background:rgb(${TEAL})"></body>`);
       await waitForColour(viewer, TEAL);
       await popup.close();
       await waitForColour(viewer, PINK);
       assert.equal(await browser.page(), session);
     } finally {
+      // Closed whatever happened: a popup left open would be what the next tests' viewers show.
+      await popup?.close().catch(() => {});
       await viewer.close();
     }
   });
