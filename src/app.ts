@@ -158,7 +158,10 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
     });
     await app.register(agentRoutes, { agents, publicUrl: config.publicUrl });
     const scheduler = new MonitorScheduler({ db, queue, log: app.log });
-    await app.register(monitorRoutes, { monitors: new Monitors({ db, scheduler }), publicUrl: config.publicUrl });
+    await app.register(monitorRoutes, {
+      monitors: new Monitors({ db, scheduler, allowPrivateNetwork: config.allowPrivateNetwork }),
+      publicUrl: config.publicUrl,
+    });
   }
   return app;
 }

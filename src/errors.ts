@@ -421,8 +421,8 @@ export class RateLimitedError extends ApiError {
 // ---- Scrape errors: why a scrape of a target failed. A target that answers (even 404 or 500) is not an error: its status goes to metadata.statusCode.
 
 export class ScrapeError extends ApiError {
-  constructor(code: HttpErrorCode, message: string) {
-    super(code, message);
+  constructor(code: HttpErrorCode, message: string, details?: unknown) {
+    super(code, message, { details });
   }
 }
 
@@ -433,10 +433,13 @@ export class ScrapeTimeoutError extends ScrapeError {
 }
 
 export class BlockedUrlError extends ScrapeError {
-  constructor(message: string) {
+  /** `field`: the request body's field that named the target (refused before any job exists). */
+  constructor(message: string, field?: string) {
+    const why = `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`;
     super(
       'SCRAPE_BLOCKED_URL',
-      `${message}. Private and local addresses are refused unless GLEANER_ALLOW_PRIVATE_NETWORK=true.`,
+      field ? `body.${field}: ${why}` : why,
+      field ? [{ path: `body.${field}`, message }] : undefined,
     );
   }
 }

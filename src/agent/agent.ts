@@ -12,6 +12,7 @@ import {
 } from '../contract/agent.ts';
 import { refuse } from '../crawl/refuse.ts';
 import { NotFoundError } from '../errors.ts';
+import { refuseBlockedTarget } from '../net/ssrf.ts';
 import type { Log } from '../jobs/log.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { checkJsonSchema } from '../llm/json.ts';
@@ -53,6 +54,8 @@ export class Agents {
     if (req.strictConstrainToURLs && !req.urls?.length)
       refuse('strictConstrainToURLs', 'needs urls: the pages the agent is constrained to');
     const webhook = agentWebhookOf(req.webhook, this.#d.allowPrivateNetwork);
+    const policy = { allowPrivateNetwork: this.#d.allowPrivateNetwork };
+    req.urls?.forEach((u, i) => refuseBlockedTarget(u, `urls.${i}`, policy));
     const stored: StoredAgentRequest = {
       prompt: req.prompt,
       urls: req.urls ?? [],

@@ -57,7 +57,9 @@ export class BatchScrapes {
     const invalidURLs: string[] = [];
     urls.forEach((u, i) => {
       const parsed = targetUrl.safeParse(u);
-      if (parsed.success) valid.push(normalizeUrl(parsed.data) ?? parsed.data);
+      if (parsed.success && !ignoreInvalidURLs) this.#d.scraper.refuseBlockedTarget(parsed.data, `urls.${i}`);
+      if (parsed.success && !this.#d.scraper.isBlockedTarget(parsed.data))
+        valid.push(normalizeUrl(parsed.data) ?? parsed.data);
       else if (ignoreInvalidURLs) invalidURLs.push(u);
       else
         refuse(

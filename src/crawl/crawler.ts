@@ -69,6 +69,7 @@ export class Crawler {
   async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string }> {
     const { db, queue } = this.#d;
     const webhook = this.#events.webhookOf(req.webhook);
+    this.#d.scraper.refuseBlockedTarget(req.url, 'url');
     if (req.prompt !== undefined)
       refuse('prompt', 'deriving crawl options from a prompt needs an LLM, which is not configured');
     if (req.zeroDataRetention)

@@ -43,6 +43,7 @@ import { UrlScope, looksLikePage } from './url.ts';
 import { ApiError, BlockedUrlError } from '../errors.ts';
 import { detectContentKind } from '../documents/detect.ts';
 import { type NormalizeOptions, normalizeUrl, urlKey } from '../net/url-key.ts';
+import { refuseBlockedTarget } from '../net/ssrf.ts';
 
 /** Credits one map call costs. */
 export const MAP_CREDITS = 1;
@@ -202,6 +203,7 @@ export class Mapper {
   /** The endpoint: credits checked, job recorded, links discovered, 1 credit charged. */
   async map(caller: Caller, req: MapRequest): Promise<MapOutcome> {
     const { db } = this.#d;
+    refuseBlockedTarget(req.url, 'url', this.#d.http.targetPolicy);
     await ensureCredits(db, caller.teamId, MAP_CREDITS);
     const job = await createJob(db, {
       teamId: caller.teamId,

@@ -83,7 +83,8 @@ export class Extractor {
     req.urls.forEach((u, i) => {
       const base = globBase(u);
       const parsed = targetUrl.safeParse(base ?? u);
-      if (parsed.success) {
+      if (parsed.success && !req.ignoreInvalidURLs) this.#d.scraper.refuseBlockedTarget(parsed.data, `urls.${i}`);
+      if (parsed.success && !this.#d.scraper.isBlockedTarget(parsed.data)) {
         const url = normalizeUrl(parsed.data) ?? parsed.data;
         valid.push(base ? `${url.replace(/\/$/, '')}/*` : url);
       } else if (req.ignoreInvalidURLs) invalidURLs.push(u);

@@ -11,6 +11,7 @@ import type {
 } from '../contract/monitor.ts';
 import { MONITOR_DEFAULT_RETENTION_DAYS } from '../contract/monitor.ts';
 import { NotFoundError } from '../errors.ts';
+import type { SsrfOptions } from '../net/ssrf.ts';
 import type { Db } from '../store/db-types.ts';
 import {
   type CheckRow,
@@ -94,14 +95,18 @@ export class Monitors {
   readonly #db: Db;
   readonly #scheduler: MonitorScheduler;
 
-  constructor(d: { db: Db; scheduler: MonitorScheduler }) {
+  /** The SSRF policy targets and webhooks are checked against when a monitor is created or changed. */
+  readonly #policy: SsrfOptions;
+
+  constructor(d: { db: Db; scheduler: MonitorScheduler; allowPrivateNetwork: boolean }) {
     this.#db = d.db;
     this.#scheduler = d.scheduler;
+    this.#policy = { allowPrivateNetwork: d.allowPrivateNetwork };
   }
 
   async create(caller: Caller, req: MonitorCreateRequest, publicUrl: string): Promise<Monitor> {
     const schedule = normalizeSchedule(req.schedule);
-    const targets = storedTargets(req.targets);
+    const targets = storedTargets(req.targets, this.#policy);
     const judgeEnabled = req.judgeEnabled ?? Boolean(req.goal);
     requireGoalForSearch(targets, req.goal ?? null, req.judgeEnabled === false);
     const fields: MonitorFields = {
@@ -111,7 +116,7 @@ export class Monitors {
       timezone: schedule.timezone,
       scheduleText: schedule.text ?? null,
       targets,
-      webhook: storedWebhook(req.webhook),
+      webhook: storedWebhook(req.webhook, this.#policy),
       notification: req.notification ?? null,
       retentionDays: req.retentionDays ?? MONITOR_DEFAULT_RETENTION_DAYS,
       goal: req.goal ?? null,
@@ -140,7 +145,7 @@ export class Monitors {
   async update(caller: Caller, id: string, req: MonitorUpdateRequest): Promise<Monitor> {
     const m = await this.#row(caller, id);
     const schedule = req.schedule ? normalizeSchedule(req.schedule) : undefined;
-    const targets = req.targets ? storedTargets(req.targets) : m.targets;
+    const targets = req.targets ? storedTargets(req.targets, this.#policy) : m.targets;
     const cron = schedule?.cron ?? m.cron;
     const timezone = schedule?.timezone ?? m.timezone;
     const status = req.status ?? m.status;
@@ -158,7 +163,7 @@ export class Monitors {
       timezone,
       scheduleText: schedule ? (schedule.text ?? null) : m.scheduleText,
       targets,
-      webhook: req.webhook === undefined ? m.webhook : storedWebhook(req.webhook),
+      webhook: req.webhook === undefined ? m.webhook : storedWebhook(req.webhook, this.#policy),
       notification: req.notification === undefined ? m.notification : req.notification,
       retentionDays: req.retentionDays ?? m.retentionDays,
       goal,

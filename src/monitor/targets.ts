@@ -6,6 +6,7 @@ import type { MonitorCreateRequest, MonitorTargetInput } from '../contract/monit
 import { MONITOR_SEARCH_DEFAULT_MAX_RESULTS, monitorWebhookEvents } from '../contract/monitor.ts';
 import type { ScrapeFormatInput } from '../contract/scrape.ts';
 import { BadRequestError } from '../errors.ts';
+import { assertUrlAllowed, refuseBlockedTarget, type SsrfOptions } from '../net/ssrf.ts';
 import type { StoredTarget, StoredWebhook } from '../store/monitors.ts';
 import { nextRunAt } from './schedule.ts';
 
@@ -13,10 +14,12 @@ function refuse(path: string, message: string): never {
   throw new BadRequestError(`Invalid request: body.${path}: ${message}`, [{ path: `body.${path}`, message }]);
 }
 
-/** The targets as stored: ids kept or assigned (unique). */
-export function storedTargets(targets: MonitorTargetInput[]): StoredTarget[] {
+/** The targets as stored: ids kept or assigned (unique); a blocked address among their URLs is a 403. */
+export function storedTargets(targets: MonitorTargetInput[], policy: SsrfOptions): StoredTarget[] {
   const ids = new Set<string>();
   return targets.map((t, i) => {
+    if (t.type === 'scrape') t.urls.forEach((u, j) => refuseBlockedTarget(u, `targets.${i}.urls.${j}`, policy));
+    if (t.type === 'crawl') refuseBlockedTarget(t.url, `targets.${i}.url`, policy);
     const id = t.id ?? randomUUID();
     if (ids.has(id)) refuse(`targets.${i}.id`, `duplicate target id "${id}"`);
     ids.add(id);
@@ -34,9 +37,17 @@ export function requireGoalForSearch(targets: StoredTarget[], goal: string | nul
   refuse('goal', 'a monitor with search targets needs a goal (what results matter), unless judgeEnabled is false');
 }
 
-export function storedWebhook(w: MonitorCreateRequest['webhook'] | null | undefined): StoredWebhook | null {
+export function storedWebhook(
+  w: MonitorCreateRequest['webhook'] | null | undefined,
+  policy: SsrfOptions,
+): StoredWebhook | null {
   if (!w) return null;
-  if (!/^https?:\/\//i.test(w.url)) refuse('webhook.url', 'must be an http(s) URL');
+  // As a crawl's or an agent's webhook: a 400 naming the field (delivery is guarded again at connect time).
+  try {
+    assertUrlAllowed(w.url, policy);
+  } catch (err) {
+    refuse('webhook.url', `must be an http(s) URL of a public host: ${(err as Error).message}`);
+  }
   return {
     url: w.url,
     headers: w.headers ?? {},

@@ -10,6 +10,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
+import { BlockedUrlError } from '../errors.ts';
 import { classifyAddress } from './address-class.ts';
 import type { AddressClass } from './address-class.ts';
 
@@ -129,6 +130,28 @@ export function assertUrlAllowed(url: URL | string, opts: SsrfOptions): URL {
   if (isIP(host)) checkAddress(host, host, opts);
   else checkHostname(parsed.hostname, opts);
   return parsed;
+}
+
+/**
+ * The request-time half of the policy for a URL a caller names (a scrape, crawl or batch target, a
+ * monitor target, an agent's urls, a webhook): refused with 403 SCRAPE_BLOCKED_URL naming the body's
+ * field when its host is a blocked address literal (any spelling the URL parser accepts) or a
+ * localhost name, so no job is created for it. Host names needing DNS pass here and are judged at
+ * connect time, on every hop. A URL that does not parse passes too: the request schema answers it.
+ */
+export function refuseBlockedTarget(url: string, field: string, opts: SsrfOptions): void {
+  const blocked = blockedTarget(url, opts);
+  if (blocked) throw new BlockedUrlError(blocked.message, field);
+}
+
+/** The BlockedAddressError refuseBlockedTarget would answer for, or null. */
+export function blockedTarget(url: string, opts: SsrfOptions): BlockedAddressError | null {
+  try {
+    assertUrlAllowed(url, opts);
+    return null;
+  } catch (err) {
+    return err instanceof BlockedAddressError ? err : null;
+  }
 }
 
 const systemResolver: Resolver = (hostname, options) => dnsPromises.lookup(hostname, { ...options, all: true });

@@ -6,6 +6,7 @@ import { creditCosts } from '../billing/credits.ts';
 import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import { DEFAULT_MEDIA_CONFIG } from '../config.ts';
 import { BadRequestError, ScrapeTimeoutError } from '../errors.ts';
+import { blockedTarget, refuseBlockedTarget } from '../net/ssrf.ts';
 import type { SearchEntry } from '../store/search-index.ts';
 import type { Caller } from '../store/teams.ts';
 import { assembleDocument } from './assemble.ts';
@@ -50,6 +51,7 @@ export class Scraper {
   }
 
   async scrape(caller: Caller, req: ScrapeRequest, ctx: ScrapeContext): Promise<ScrapeOutcome> {
+    this.refuseBlockedTarget(req.url, 'url');
     const plan = this.#check(req);
     const { db } = this.#d;
     // Under zero data retention or lockdown the URL is not written anywhere.
@@ -94,6 +96,19 @@ export class Scraper {
   /** Validates a request as POST /v2/scrape would (400 naming the field); returns its plan. */
   check(req: ScrapeRequest): ScrapePlan {
     return this.#check(req);
+  }
+
+  /**
+   * The SSRF policy at the request, before any job exists: a target named by the body's `field`
+   * whose host is a blocked address literal or a localhost name is a 403 SCRAPE_BLOCKED_URL.
+   */
+  refuseBlockedTarget(url: string, field: string): void {
+    refuseBlockedTarget(url, field, this.#d.http.targetPolicy);
+  }
+
+  /** Whether refuseBlockedTarget would refuse url (batch and extract list such URLs with ignoreInvalidURLs). */
+  isBlockedTarget(url: string): boolean {
+    return blockedTarget(url, this.#d.http.targetPolicy) !== null;
   }
 
   /**

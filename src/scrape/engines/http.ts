@@ -1,13 +1,14 @@
 // The HTTP engine: fetches a target with undici through the SSRF guard, follows redirects itself
-// (so each hop is checked and cookies set along the way are kept), decompresses with a size cap,
-// and reports failures as ScrapeErrors with codes. It returns bytes; decoding and parsing happen
-// in the transform stage.
+// (so each hop is checked and cookies set along the way are kept, by the rules of cookie-jar.ts),
+// decompresses with a size cap, and reports failures as ScrapeErrors with codes. It returns bytes;
+// decoding and parsing happen in the transform stage.
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { type Dispatcher, ProxyAgent, request } from 'undici';
 import {
   BlockedAddressError,
+  type SsrfOptions,
   type GuardedLookupOptions,
   InvalidTargetUrlError,
   assertUrlAllowed,
@@ -15,6 +16,7 @@ import {
   createGuardedLookup,
 } from '../../net/ssrf.ts';
 import { callerHeadersFor } from './caller-headers.ts';
+import { FetchCookieJar } from './cookie-jar.ts';
 import {
   BadRequestError,
   BlockedUrlError,
@@ -110,7 +112,7 @@ export class HttpEngine {
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const maxRedirects = req.maxRedirects ?? 10;
-    const jar = new CookieJar();
+    const jar = new FetchCookieJar();
     const redirects: string[] = [];
     const at = { url: this.#check(req.url) };
     try {
@@ -140,7 +142,7 @@ export class HttpEngine {
     const at = { url: this.#check(req.url) };
     try {
       const redirects: string[] = [];
-      const res = await this.#follow(at, req, new CookieJar(), redirects, signal);
+      const res = await this.#follow(at, req, new FetchCookieJar(), redirects, signal);
       if (res.statusCode < 200 || res.statusCode > 299) {
         discard(res.body);
         return { ...responseHead(req.url, at.url, res, redirects, false), size: 0 };
@@ -171,6 +173,11 @@ export class HttpEngine {
     this.#dispatchers.clear();
   }
 
+  /** The SSRF policy this engine connects under (for the request-time checks: src/net/ssrf.ts refuseBlockedTarget). */
+  get targetPolicy(): SsrfOptions {
+    return { allowPrivateNetwork: this.#opts.allowPrivateNetwork, isAllowed: this.#opts.ssrf?.isAllowed };
+  }
+
   #check(url: string): URL {
     try {
       return assertUrlAllowed(url, {
@@ -187,7 +194,7 @@ export class HttpEngine {
   async #follow(
     at: { url: URL },
     req: HttpFetchRequest,
-    jar: CookieJar,
+    jar: FetchCookieJar,
     redirects: string[],
     signal: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
@@ -207,7 +214,7 @@ export class HttpEngine {
   async #request(
     url: URL,
     req: HttpFetchRequest,
-    jar: CookieJar,
+    jar: FetchCookieJar,
     signal: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = {
@@ -221,7 +228,7 @@ export class HttpEngine {
       headers[k.toLowerCase()] = v;
     if (req.originHeaders?.origin === url.origin)
       for (const [k, v] of Object.entries(req.originHeaders.headers)) headers[k.toLowerCase()] = v;
-    const cookies = [headers.cookie, ...jar.for(url)].filter(Boolean);
+    const cookies = [headers.cookie, jar.header(url)].filter(Boolean);
     if (cookies.length) headers.cookie = cookies.join('; ');
     const dispatcher = await this.#dispatcher(url, req);
     return request(url, { method: 'GET', headers, signal, dispatcher });
@@ -435,54 +442,6 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
 function acceptLanguage(languages: string[] | undefined): string {
   if (!languages?.length) return 'en-US,en;q=0.9';
   return languages.map((l, i) => (i === 0 ? l : `${l};q=${Math.max(0.1, 1 - i * 0.1).toFixed(1)}`)).join(',');
-}
-
-/**
- * Cookies set during a redirect chain, sent on the following hops (one fetch's scope only) to the
- * hosts they were set for: the host that set one, or with `Domain=` that domain and its
- * subdomains when the setting host is one of them (RFC 6265 domain matching; a Domain without a
- * dot is refused, public suffixes are not checked). Path, Secure and expiry are not applied.
- */
-class CookieJar {
-  readonly #cookies = new Map<string, { name: string; value: string; domain: string; hostOnly: boolean }>();
-
-  store(from: URL, setCookie: string | string[] | undefined): void {
-    const host = from.hostname.toLowerCase();
-    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
-      const [pair, ...attributes] = line.split(';');
-      const eq = pair.indexOf('=');
-      if (eq <= 0) continue;
-      let domain = host;
-      let hostOnly = true;
-      for (const a of attributes) {
-        const [k, v = ''] = a.split('=', 2);
-        if (k.trim().toLowerCase() !== 'domain') continue;
-        const d = v.trim().toLowerCase().replace(/^\./, '');
-        if (!d) continue;
-        if (!d.includes('.') || !domainMatch(host, d)) domain = '';
-        else {
-          domain = d;
-          hostOnly = false;
-        }
-      }
-      if (!domain) continue;
-      const name = pair.slice(0, eq).trim();
-      this.#cookies.set(`${domain}\0${name}`, { name, value: pair.slice(eq + 1).trim(), domain, hostOnly });
-    }
-  }
-
-  /** `name=value` of the cookies that go to `url`. */
-  for(url: URL): string[] {
-    const host = url.hostname.toLowerCase();
-    const out: string[] = [];
-    for (const c of this.#cookies.values())
-      if (c.hostOnly ? host === c.domain : domainMatch(host, c.domain)) out.push(`${c.name}=${c.value}`);
-    return out;
-  }
-}
-
-function domainMatch(host: string, domain: string): boolean {
-  return host === domain || host.endsWith(`.${domain}`);
 }
 
 // An HTML page that only forwards the reader (<meta http-equiv="refresh" content="0; url=...">,
