@@ -127,7 +127,7 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   const sessions = browserSessions(app, config, db, stack);
   await app.register(interactRoutes, { sessions, publicUrl: config.publicUrl });
   await app.register(liveRoutes, { lookup: (id) => sessions.lookup(id), publicUrl: config.publicUrl });
-  const mapper = new Mapper({ db, http, robots, sitemaps, log: app.log });
+  const mapper = new Mapper({ db, http, robots, sitemaps, politeness: site.politeness, log: app.log });
   await app.register(mapRoutes, { mapper });
   const search = createSearcher(config, db, stack, app.log);
   app.addHook('onClose', search.close);
@@ -178,6 +178,7 @@ function browserSessions(app: FastifyInstance, config: Config, db: Db, stack: Sc
     launcher: new SessionLauncher<CodeRunner>({
       executablePath: config.chromiumPath,
       allowPrivateNetwork: config.allowPrivateNetwork,
+      proxyUrl: config.proxyUrl,
       spares: config.sessions.spares,
       prepare: startRunner,
       dispose: (runner) => runner.close(),

@@ -104,6 +104,7 @@ const envSchema = z.object({
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
   BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).default(500),
+  BROWSER_RECYCLE_MB: z.coerce.number().int().min(0).default(1536),
   BROWSER_SESSIONS_PER_TEAM: z.coerce.number().int().min(1).max(1000).default(10),
   BROWSER_SESSIONS_MAX: z.coerce.number().int().min(1).max(1000).default(32),
   BROWSER_SESSION_SPARES: z.coerce.number().int().min(0).max(8).default(1),
@@ -213,6 +214,8 @@ export interface Config {
     replayTtlMs: number;
   };
   browserRecycleAfter: number;
+  /** Resident memory of a Chromium (all its processes) above which it is replaced, in MB; 0: never. */
+  browserRecycleMb: number;
   /** Extra ad-block filter list files (EasyList syntax). */
   adblockLists: string[];
   /** Base of URLs handed out for stored files; unset: the origin each request arrived at. */
@@ -335,6 +338,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       replayTtlMs: e.INTERACT_REPLAY_TTL_HOURS * 3_600_000,
     },
     browserRecycleAfter: e.BROWSER_RECYCLE_AFTER,
+    browserRecycleMb: e.BROWSER_RECYCLE_MB,
     adblockLists: (e.GLEANER_ADBLOCK_LISTS ?? '')
       .split(',')
       .map((f) => f.trim())

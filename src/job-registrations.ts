@@ -63,6 +63,6 @@ async function registerAgents(ctx: JobContext, site: SiteFiles): Promise<void> {
   const log = ctx.log as FastifyBaseLogger;
   const search = createSearcher(config, db, stack, log);
   ctx.onStop?.(search.close);
-  const mapper = new Mapper({ db, http: stack.http, robots: site.robots, sitemaps: site.sitemaps, log });
+  const mapper = new Mapper({ ...site, db, http: stack.http, log });
   await registerAgentJobs(ctx, { mapper, searcher: search.searcher });
 }

@@ -47,7 +47,7 @@ export async function openProcess(config: Config, role: 'api' | 'worker', log: R
   const db = await openStore(config);
   const queue = jobQueueFromConfig(config, db, log.child({ component: 'jobs' }), role);
   const stack = createScrapeStack(config, db, log.child({ component: 'scrape' }));
-  return { config, db, queue, stack, site: createSiteFiles(stack.http) };
+  return { config, db, queue, stack, site: createSiteFiles(stack.http, db, config, stack.sharedSlots) };
 }
 
 export interface StartJobsOptions {

@@ -12,6 +12,11 @@ async function main(): Promise<void> {
   const { startService, stopOnSignals } = await import('./service.ts');
   const service = await startService(config);
   service.app.log.info({ url: service.url, database: service.db.kind }, 'gleaner ready');
+  if (process.pid === 1)
+    // As a container's init, Node would inherit Chromium's orphaned processes and never reap them.
+    service.app.log.warn(
+      'running as PID 1: start the container with an init (podman/docker run --init) so exited browser processes are reaped',
+    );
   stopOnSignals(service);
 }
 

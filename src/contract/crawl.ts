@@ -114,7 +114,10 @@ export const crawlRequest = z
       .boolean()
       .default(false)
       .describe('Refused when true: crawl results are stored until they expire'),
-    stopOnContent: z.unknown().optional().describe('Accepted from newer SDKs; has no effect'),
+    stopOnContent: z
+      .unknown()
+      .optional()
+      .describe("Accepted from newer SDKs; has no effect, named in the answer's `warning`"),
     ...clientLabels,
   })
   .strict()
@@ -126,6 +129,7 @@ export const crawlStarted = z.object({
   success: z.literal(true),
   id: z.string(),
   url: z.string().describe('The status URL'),
+  warning: z.string().optional().describe('Options accepted that have no effect here'),
 });
 
 export const crawlStatusQuery = z

@@ -123,6 +123,23 @@ const pdfParser = z
   })
   .strict();
 
+// Headers sent to the target: a name must be an HTTP token and a value HTTP field text (no CR, LF,
+// NUL, nothing past U+00FF), and the connection's own headers are the client's to set. Anything
+// else makes the HTTP client refuse the request, which would read as the site failing (502).
+const connectionHeaders = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect']);
+const targetHeaders = z.record(
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[!#$%&'*+.^`|~\w-]+$/, "a header name is letters, digits and !#$%&'*+-.^_`|~ only")
+    .refine((name) => !connectionHeaders.has(name.toLowerCase()), 'the connection headers cannot be set'),
+  z
+    .string()
+    .max(8192)
+    .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'a header value cannot have control characters or characters past U+00FF'),
+);
+
 const redactEntities = ['PERSON', 'EMAIL', 'PHONE', 'LOCATION', 'FINANCIAL', 'SECRET'] as const;
 export const redactOptions = z
   .object({
@@ -154,7 +171,7 @@ export const scrapeOptionsShape = {
       'Cache only: the cached copy must be at least this old (ms); no copy gives ' +
         describeErrorCodes(['SCRAPE_NO_CACHED_DATA']),
     ),
-  headers: z.record(z.string().min(1).max(200), z.string().max(8192)).optional(),
+  headers: targetHeaders.optional(),
   waitFor: z.number().int().min(0).max(60_000).default(0),
   mobile: z.boolean().default(false),
   skipTlsVerification: z.boolean().default(true),
@@ -186,10 +203,21 @@ export const scrapeOptionsShape = {
     .strict()
     .optional(),
   zeroDataRetention: z.boolean().default(false),
-  fastMode: z.boolean().optional(),
-  checkPromptInjection: z.boolean().optional(),
-  domainTools: z.unknown().optional(),
-  toolDetail: z.unknown().optional(),
+  fastMode: z
+    .boolean()
+    .optional()
+    .describe(
+      'true: an HTTP answer that looks rendered by JavaScript is returned as served (with a warning), not rendered in the browser',
+    ),
+  checkPromptInjection: z
+    .boolean()
+    .optional()
+    .describe('Accepted from newer SDKs: a Firecrawl cloud check Gleaner does not have; true is named in `warning`'),
+  domainTools: z
+    .unknown()
+    .optional()
+    .describe("Accepted from newer SDKs: Firecrawl's hosted tool registry; named in `warning`"),
+  toolDetail: z.unknown().optional().describe('Accepted from newer SDKs (see domainTools); named in `warning`'),
 };
 
 export const scrapeRequest = z

@@ -5,7 +5,6 @@ import { PageCacheBatcher } from '../store/pages.ts';
 import { onAdmitted } from './admission.ts';
 import { Crawler } from './crawler.ts';
 import { Frontier } from './frontier.ts';
-import { Politeness } from './politeness.ts';
 import type { SiteFiles } from './site-files.ts';
 import { SEED_QUEUE, SEED_RETRIES } from './sitemap-seed.ts';
 
@@ -14,9 +13,7 @@ export async function registerCrawlJobs(ctx: JobContext, site: SiteFiles): Promi
   const { queue, db, config, log, stack, onStop } = ctx;
   await queue.createQueue(SEED_QUEUE, { retryLimit: SEED_RETRIES, retryDelay: 2 });
   const { scraper } = stack;
-  const { robots, sitemaps } = site;
-  const { hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds } = config;
-  const politeness = new Politeness({ db, robots, hostMaxConcurrency, hostMinIntervalMs, maxCrawlDelaySeconds });
+  const { robots, sitemaps, politeness } = site;
   const cache = new PageCacheBatcher(db);
   const { allowPrivateNetwork } = config;
   const crawler = new Crawler({ db, queue, scraper, robots, sitemaps, log, allowPrivateNetwork, politeness, cache });

@@ -66,7 +66,7 @@ export class Crawler {
   }
 
   /** POST /v2/crawl: validates, records the job and the crawl, seeds the frontier. */
-  async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string }> {
+  async start(caller: Caller, req: CrawlRequest, publicUrl: string): Promise<{ id: string; warning?: string }> {
     const { db, queue } = this.#d;
     const webhook = this.#events.webhookOf(req.webhook);
     this.#d.scraper.refuseBlockedTarget(req.url, 'url');
@@ -112,6 +112,9 @@ export class Crawler {
     }
     if (seeding) await queue.send(SEED_QUEUE, { crawlId: job.id }, { singletonKey: job.id });
     else await finishIfDone(db, this.#events, job.id);
+    // stopOnContent (newer SDKs) names a Firecrawl cloud behaviour with no counterpart here: said, not silent.
+    if (req.stopOnContent !== undefined)
+      return { id: job.id, warning: 'stopOnContent: ignored (no effect in Gleaner)' };
     return { id: job.id };
   }
 

@@ -8,8 +8,10 @@
 //   4. a shallow crawl: same-site HTML pages linked from the start page (depth 1), then from
 //      those (depth 2), at most MAP_TUNING.crawlMaxPages pages, fetched MAP_TUNING.concurrency
 //      at a time (MAP_TUNING.perHostConcurrency per host), within a time budget; robots.txt
-//      Allow/Disallow obeyed for these (Crawl-delay is not: the burst is small and bounded; the
-//      crawler honours it). Each level's new links in page order (not with "only").
+//      Allow/Disallow obeyed for these, and the crawler's per-host politeness (politeness.ts:
+//      Crawl-delay and GLEANER_HOST_MIN_INTERVAL_MS, shared by every process): a page whose turn
+//      is further off than the politeness sleep bound is not fetched (its link stays listed).
+//      Each level's new links in page order (not with "only").
 // The start page is fetched whatever robots.txt says: it is the caller's explicit request, as a
 // scrape is.
 // Every URL is normalised (url.ts; ignoreQueryParameters drops queries) and reported once; only
@@ -37,6 +39,7 @@ import { createJob, updateJob } from '../store/jobs.ts';
 import type { Caller } from '../store/teams.ts';
 import { extractPageLinks } from './links.ts';
 import { rankByRelevance } from './rank.ts';
+import type { Politeness } from './politeness.ts';
 import type { RobotsCache } from './robots.ts';
 import type { SitemapReader } from './sitemap.ts';
 import { UrlScope, looksLikePage } from './url.ts';
@@ -98,6 +101,8 @@ export interface MapDeps {
   robots: RobotsCache;
   sitemaps: SitemapReader;
   log: FastifyBaseLogger;
+  /** The process's per-host politeness (Crawl-delay, host interval); without it, none. */
+  politeness?: Politeness;
   tuning?: Partial<MapTuning>;
 }
 
@@ -371,21 +376,12 @@ export class Mapper {
           try {
             const robots = await this.#d.robots.get(url, { signal });
             if (robots.status === 'blocked' || !robots.isAllowed(url)) return undefined;
-            const host = new URL(url).host;
-            let hostSlots = hosts.get(host);
-            if (!hostSlots) hosts.set(host, (hostSlots = new Slots(t.perHostConcurrency)));
-            await hostSlots.take();
-            await all.take();
+            const turn = await this.#d.politeness?.take({ url, robots: true, signal });
+            if (turn && !turn.go) return undefined; // not this map's turn within the sleep bound
             try {
-              signal.throwIfAborted();
-              return await this.#fetchPage(url, norm, {
-                signal,
-                timeoutMs: t.pageTimeoutMs,
-                languages: req.location?.languages,
-              });
+              return await this.#fetchPolitely(url, norm, req, hosts, all, signal);
             } finally {
-              all.give();
-              hostSlots.give();
+              if (turn?.go) turn.release();
             }
           } catch {
             return undefined; // out of time, unreachable, not allowed: the link stays listed
@@ -403,6 +399,34 @@ export class Mapper {
       level = next;
     }
     return out;
+  }
+
+  // One page of the shallow crawl, within the map's overall and per-host concurrency.
+  async #fetchPolitely(
+    url: string,
+    norm: NormalizeOptions,
+    req: MapRequest,
+    hosts: Map<string, Slots>,
+    all: Slots,
+    signal: AbortSignal,
+  ): Promise<Page> {
+    const t = this.#t;
+    const host = new URL(url).host;
+    let hostSlots = hosts.get(host);
+    if (!hostSlots) hosts.set(host, (hostSlots = new Slots(t.perHostConcurrency)));
+    await hostSlots.take();
+    await all.take();
+    try {
+      signal.throwIfAborted();
+      return await this.#fetchPage(url, norm, {
+        signal,
+        timeoutMs: t.pageTimeoutMs,
+        languages: req.location?.languages,
+      });
+    } finally {
+      all.give();
+      hostSlots.give();
+    }
   }
 
   async #fetchPage(

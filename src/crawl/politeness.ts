@@ -13,10 +13,9 @@
 //   admission (crawls.next_start_at → crawl_pages.available_at), so a crawl's pages are max(delay, interval) apart
 //   while another crawl's `delay` never slows this one.
 // - Requests at once (GLEANER_HOST_MAX_CONCURRENCY, default 8; 0: no cap): a counting semaphore
-//   per host in each process. N processes may have N × cap requests to a host in flight: a
-//   cross-process count would cost a database round trip at the start and end of every page and
-//   leak slots when a process dies, while the start interval above is what bounds the request
-//   rate across processes.
+//   per host in each process and, on Postgres, across every process (src/store/shared-slots.ts:
+//   a round trip to take and one to give per page; a dead process's slots free within its lease).
+//   A page that gets neither within maxSleepMs goes back to the queue.
 //
 // Waiting never pins a frontier slot for long: a turn whose start is at most maxSleepMs (3 s) away
 // is slept (holding the host's concurrency slot, so the request starts on time); a later one is
@@ -34,6 +33,7 @@
 // available_at comparisons; local sleeps use the difference the same statement reported.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../store/db-types.ts';
+import type { SharedSlots } from '../store/shared-slots.ts';
 import type { RobotsTxt } from './robots.ts';
 
 export interface PolitenessOptions {
@@ -52,6 +52,8 @@ export interface PolitenessOptions {
   horizonMs?: number;
   /** A page put back with a reservation is due this long before it (pick-up latency). Default 2000. */
   leadMs?: number;
+  /** Host slots shared by every process of the deployment (Postgres); none: per process only. */
+  shared?: SharedSlots;
 }
 
 export interface TurnRequest {
@@ -88,12 +90,14 @@ const SWEEP_IDLE = '1 hour';
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 export class Politeness {
-  readonly #o: Required<PolitenessOptions>;
+  readonly #o: Required<Omit<PolitenessOptions, 'shared'>>;
+  readonly #shared: SharedSlots | undefined;
   readonly #hosts = new HostSlots();
   #lastSweep = Date.now();
 
   constructor(opts: PolitenessOptions) {
     this.#o = { maxSleepMs: 3000, horizonMs: 30_000, leadMs: 2000, ...opts };
+    this.#shared = opts.shared;
   }
 
   /** The least interval between request starts for `url`'s host, in ms (0: none). */
@@ -112,7 +116,7 @@ export class Politeness {
     const host = new URL(req.url).host.toLowerCase();
     const interval = await this.intervalMs(req.url, req);
     const t0 = Date.now();
-    const release = await this.#hosts.take(host, this.#o.hostMaxConcurrency, maxSleepMs, req.signal);
+    const release = await this.#hostSlot(host, req.signal);
     if (!release) return { go: false, startAfter: new Date(Date.now() + 1000 + Math.random() * 1000) };
     let waited = Date.now() - t0 > 5;
     try {
@@ -145,6 +149,33 @@ export class Politeness {
       return { go: true, waited, release };
     } catch (err) {
       release();
+      throw err;
+    }
+  }
+
+  /** The host's concurrency slot, in this process and then in the deployment; undefined if none within maxSleepMs. */
+  async #hostSlot(host: string, signal: AbortSignal): Promise<(() => void) | undefined> {
+    const { hostMaxConcurrency: cap, maxSleepMs } = this.#o;
+    const t0 = Date.now();
+    const local = await this.#hosts.take(host, cap, maxSleepMs, signal);
+    const shared = this.#shared;
+    if (!local || !shared || cap <= 0) return local;
+    try {
+      for (let pause = 10; ; pause = Math.min(200, pause * 2)) {
+        const id = await shared.tryTake(`host:${host}`, cap);
+        if (id)
+          return () => {
+            local();
+            void shared.give(id);
+          };
+        if (Date.now() - t0 + pause > maxSleepMs) {
+          local();
+          return undefined;
+        }
+        await sleep(pause, undefined, { signal });
+      }
+    } catch (err) {
+      local();
       throw err;
     }
   }

@@ -378,8 +378,15 @@ export async function registerExtractJobs(ctx: JobContext, site: SiteFiles): Pro
   await queue.createQueue(SWEEP_QUEUE, { retryLimit: 1 });
   await queue.schedule(SWEEP_QUEUE, '47 * * * *');
   const { scraper, http, llm } = stack;
-  const { robots, sitemaps } = site;
-  const mapper = new Mapper({ db, http, robots, sitemaps, log: log as ConstructorParameters<typeof Mapper>[0]['log'] });
+  const { robots, sitemaps, politeness } = site;
+  const mapper = new Mapper({
+    db,
+    http,
+    robots,
+    sitemaps,
+    politeness,
+    log: log as ConstructorParameters<typeof Mapper>[0]['log'],
+  });
   const extractJob = new ExtractJob({ db, scraper, log, mapper, llm, llmMaxOutputTokens: config.llm.maxOutputTokens });
   await queue.work<{ extractId: string }>(EXTRACT_QUEUE, (job) => extractJob.run(job));
   await queue.work(SWEEP_QUEUE, async () => {

@@ -31,6 +31,8 @@ export interface SessionBrowserOptions {
   ssrf?: Pick<GuardedLookupOptions, 'resolver' | 'isAllowed'>;
   /** Longest Chromium start-up. Default 30 s. */
   launchTimeoutMs?: number;
+  /** Upstream proxy of the session's connections (PROXY_URL; none: direct). */
+  proxyUrl?: string;
 }
 
 /** The device a session's browser emulates: fixed at launch (viewport, User-Agent, locale, timezone). */
@@ -96,6 +98,7 @@ export class SessionBrowser implements LiveBrowser {
     const guard = await GuardProxy.start({
       ...opts.ssrf,
       allowPrivateNetwork: opts.allowPrivateNetwork,
+      upstreamProxy: opts.proxyUrl,
       socketPath: join(dir, 'guard.sock'),
     });
     let context: BrowserContext;

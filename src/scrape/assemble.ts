@@ -44,7 +44,7 @@ export async function assembleDocument(
     contentType: page.contentType,
   };
   const doc: ScrapeDocument = { metadata: { ...base } };
-  const warnings: string[] = [...source.warnings];
+  const warnings: string[] = [...plan.notes, ...source.warnings];
   if (f.rawBase64) {
     doc.rawBase64 = page.body.toString('base64');
   } else if (kind === 'html' || kind === 'xml' || kind === 'text' || kind === 'json') {

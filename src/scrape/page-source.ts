@@ -66,7 +66,10 @@ export async function fetchFresh(
     isHtml && proxyUsed === 'basic' && browser?.available
       ? decodeText(response.body, response.contentType, true).text
       : undefined;
-  if (html !== undefined && needsRendering(html)) {
+  const shell = html !== undefined && needsRendering(html);
+  if (shell && !plan.engine.upgrade)
+    warnings.push('fastMode: the page looks rendered by JavaScript; the served HTML was used, not rendered');
+  else if (shell) {
     try {
       return await renderInBrowser(d, req, plan, caller, deadline, warnings);
     } catch (err) {
@@ -102,8 +105,11 @@ async function renderInBrowser(
     );
   const profile = req.profile ? await readProfile(db, caller.teamId, req.profile.name) : undefined;
   const saveProfileState = Boolean(req.profile && req.profile.saveChanges !== false);
+  // proxy: basic → PROXY_URL or direct; enhanced/stealth → PROXY_ENHANCED_URL (auto renders through basic).
+  const proxy = req.proxy === 'enhanced' || req.proxy === 'stealth' ? 'enhanced' : 'basic';
   const res = await browser.fetch({
     url: req.url,
+    proxy,
     headers: req.headers,
     timeoutMs: req.timeout,
     signal: deadline,
@@ -131,7 +137,7 @@ async function renderInBrowser(
     fetchedAt: new Date(),
     engine: res.body ? 'http' : 'browser',
   };
-  return { page, cacheState: 'miss', proxyUsed: 'basic', engine: 'browser', rendered: res, warnings };
+  return { page, cacheState: 'miss', proxyUsed: proxy, engine: 'browser', rendered: res, warnings };
 }
 
 // proxy: basic → PROXY_URL or direct; enhanced/stealth → PROXY_ENHANCED_URL; auto → basic,

@@ -62,12 +62,38 @@ export interface EnginePlan {
   kind: 'http' | 'browser';
   /** Why the browser is needed (request fields), for messages and metadata. */
   reasons: string[];
+  /** Whether an HTTP answer that is a JavaScript shell is rendered in the browser (false under fastMode). */
+  upgrade: boolean;
 }
 
 export interface ScrapePlan {
   formats: FormatPlan;
   cache: CachePolicy;
   engine: EnginePlan;
+  /** The document's warnings about options accepted for compatibility that have no effect here. */
+  notes: string[];
+}
+
+/**
+ * Options Firecrawl's SDKs send that name cloud-only services: accepted (the SDKs send them), never
+ * silently: each one set is named in the document's `warning`.
+ */
+export function inertOptionNotes(req: {
+  checkPromptInjection?: boolean;
+  domainTools?: unknown;
+  toolDetail?: unknown;
+}): string[] {
+  const notes: string[] = [];
+  if (req.checkPromptInjection)
+    notes.push(
+      'checkPromptInjection: the content was not screened for prompt injection (a Firecrawl cloud service Gleaner does not have)',
+    );
+  const tools = [req.domainTools !== undefined && 'domainTools', req.toolDetail !== undefined && 'toolDetail'].filter(
+    Boolean,
+  );
+  if (tools.length)
+    notes.push(`${tools.join(', ')}: ignored (Firecrawl's hosted tool registry, which Gleaner does not have)`);
+  return notes;
 }
 
 export interface Issue {
@@ -317,7 +343,8 @@ export function planScrape(req: ScrapeRequest): ScrapePlan {
   ].filter(Boolean);
   return {
     formats,
-    engine: { kind: reasons.length ? 'browser' : 'http', reasons },
+    engine: { kind: reasons.length ? 'browser' : 'http', reasons, upgrade: !req.fastMode },
+    notes: inertOptionNotes(req),
     cache: {
       // minAge alone reads whatever copy is old enough ("1 accepts any cached data"): the default
       // maxAge does not cap it; an explicit maxAge still does.

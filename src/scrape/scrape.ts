@@ -137,11 +137,6 @@ export class Scraper {
       const message = `proxy "${req.proxy}" needs PROXY_ENHANCED_URL to be configured`;
       throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
     }
-    if (wantsEnhanced && plan.engine.kind === 'browser' && this.#d.browser?.available) {
-      // Browser fetches connect directly (through the SSRF guard), never through upstream proxies.
-      const message = `proxy "${req.proxy}" cannot be combined with ${plan.engine.reasons.join(', ')} (browser fetches do not use upstream proxies)`;
-      throw new BadRequestError(`Invalid request: body.proxy: ${message}`, [{ path: 'body.proxy', message }]);
-    }
     return plan;
   }
 

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ParsePool } from '../documents/parse-pool.ts';
 import { TeamConcurrency } from './team-concurrency.ts';
+import { SharedSlots } from '../store/shared-slots.ts';
 import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db-types.ts';
 import { BrowserEngine } from './engines/browser.ts';
@@ -20,6 +21,8 @@ export interface ScrapeStack {
   llm: LlmProvider;
   /** Worker threads that parse documents off the event loop (started on first use). */
   parsePool: ParsePool;
+  /** Slots shared with the other processes of a Postgres deployment (team and host limits); none on PGlite. */
+  sharedSlots: SharedSlots | undefined;
   /** Closes the engines (after the server and the queue stopped using them). */
   close(): Promise<void>;
 }
@@ -37,7 +40,10 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     executablePath: config.chromiumPath,
     maxPages: config.browserMaxPages,
     recycleAfterPages: config.browserRecycleAfter,
+    recycleAboveMb: config.browserRecycleMb,
     filterLists: config.adblockLists,
+    proxyUrl: config.proxyUrl,
+    enhancedProxyUrl: config.enhancedProxyUrl,
   });
   if (!browser.available) {
     log.warn(
@@ -54,13 +60,15 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
       );
   }
   const parsePool = new ParsePool({ size: config.parseWorkers });
+  // Processes sharing a Postgres share the team limit; PGlite belongs to one process.
+  const shared = db.kind === 'postgres' ? new SharedSlots(db) : undefined;
   const llm = new LlmProvider({ config: config.llm, db, log });
   const scraper = new Scraper({
     db,
     http,
     browser,
     parsePool,
-    concurrency: new TeamConcurrency(),
+    concurrency: new TeamConcurrency(shared),
     maxConcurrency: config.teamMaxConcurrency,
     log,
     fileTtlMs: config.fileTtlMs,
@@ -75,8 +83,9 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     scraper,
     llm,
     parsePool,
+    sharedSlots: shared,
     async close() {
-      await Promise.all([http.close(), browser.close(), parsePool.close()]);
+      await Promise.all([http.close(), browser.close(), parsePool.close(), shared?.close()]);
     },
   };
 }

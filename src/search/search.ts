@@ -8,6 +8,7 @@ import { chargeCredits, createBillableJob } from '../billing/credits.ts';
 import type { SearchRequest, SearchResult, SearchSource } from '../contract/search.ts';
 import type { ScrapeRequest } from '../contract/scrape.ts';
 import { SearchTimeoutError } from '../errors.ts';
+import { inertOptionNotes } from '../scrape/plan.ts';
 import type { Scraper } from '../scrape/scrape.ts';
 import type { Db } from '../store/db-types.ts';
 import { updateJob } from '../store/jobs.ts';
@@ -81,7 +82,7 @@ export class Searcher {
     );
     try {
       const deadline = AbortSignal.timeout(req.timeout);
-      const warnings: string[] = [];
+      const warnings: string[] = inertOptionNotes(req);
       const missing = sources.filter((s) => !backends[s]);
       if (missing.length)
         warnings.push(

@@ -626,6 +626,23 @@ export const migrations: Migration[] = [
       ALTER TABLE search_pages ADD COLUMN page_key text;
     `,
   },
+  {
+    id: 19,
+    name: 'shared slots',
+    sql: `
+      -- Counting semaphores shared by the processes of one Postgres (src/store/shared-slots.ts): a
+      -- team's jobs at once (key 'team:<id>') and requests to a host at once ('host:<host>'). A row
+      -- is a slot held; its holder renews expires_at while it holds it, so the slots of a process
+      -- that died free themselves. Rebuilt by use: no write-ahead log.
+      CREATE UNLOGGED TABLE shared_slots (
+        id uuid PRIMARY KEY,
+        key text NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX shared_slots_key ON shared_slots (key);
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

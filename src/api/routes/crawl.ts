@@ -38,8 +38,8 @@ export async function crawlRoutes(
       },
     },
     async (request) => {
-      const { id } = await crawler.start(request.caller, request.body, base(request));
-      return { success: true as const, id, url: `${base(request)}/v2/crawl/${id}` };
+      const { id, warning } = await crawler.start(request.caller, request.body, base(request));
+      return { success: true as const, id, url: `${base(request)}/v2/crawl/${id}`, ...(warning ? { warning } : {}) };
     },
   );
 

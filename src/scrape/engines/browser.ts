@@ -79,6 +79,8 @@ export interface BrowserEngineOptions {
   maxPages?: number;
   /** Pages after which the browser is replaced (in-flight pages finish on the old one). Default 500. */
   recycleAfterPages?: number;
+  /** Resident MB of the browser's processes above which it is replaced likewise (0: never). Default 1536. */
+  recycleAboveMb?: number;
   /** Longest Chromium start-up. Default 30 s. */
   launchTimeoutMs?: number;
   /** Longest context creation before the browser is deemed hung, killed and replaced. Default 10 s. */
@@ -93,6 +95,10 @@ export interface BrowserEngineOptions {
   mobileDevice?: string;
   /** Extra filter lists (files, EasyList syntax) added to the built-in list for blockAds. */
   filterLists?: string[];
+  /** Upstream proxy of every page's connections for proxy "basic" (PROXY_URL; none: direct). */
+  proxyUrl?: string;
+  /** Upstream proxy for proxy "enhanced" (PROXY_ENHANCED_URL). */
+  enhancedProxyUrl?: string;
 }
 
 export interface BrowserFetchRequest {
@@ -105,6 +111,8 @@ export interface BrowserFetchRequest {
   signal?: AbortSignal;
   /** Accept invalid TLS certificates. */
   skipTlsVerification: boolean;
+  /** Which upstream proxy the page's connections go through: basic (PROXY_URL or direct, the default) or enhanced. */
+  proxy?: 'basic' | 'enhanced';
   /** Emulate a mobile device (options.mobileDevice): viewport, UA, touch, device scale factor. */
   mobile: boolean;
   /** Country → timezone and locale (default US); languages → Accept-Language and navigator.languages. */
@@ -172,6 +180,8 @@ export interface BrowserResponse {
 export interface BrowserEngineStats extends PoolStats {
   fetches: number;
   retries: number;
+  /** Browser contexts open now (one per fetch in flight; a leak shows here). */
+  openContexts: number;
 }
 
 /** The context of one attempt, shared between the attempt and its rendering. */
@@ -210,6 +220,7 @@ export class BrowserEngine {
       executablePath: this.#executable,
       maxPages: opts.maxPages ?? 4,
       recycleAfterPages: opts.recycleAfterPages ?? 500,
+      recycleAboveMb: opts.recycleAboveMb ?? 1536,
       launchTimeoutMs: opts.launchTimeoutMs ?? 30_000,
     });
     this.#settle = { ...DEFAULT_SETTLE, ...opts.settle };
@@ -237,7 +248,12 @@ export class BrowserEngine {
   }
 
   stats(): BrowserEngineStats {
-    return { ...this.#pool.stats, fetches: this.#fetches, retries: this.#retries };
+    return {
+      ...this.#pool.stats,
+      fetches: this.#fetches,
+      retries: this.#retries,
+      openContexts: this.#pool.openContexts,
+    };
   }
 
   /** Launches Chromium now (and loads the filter lists) instead of on the first fetch. */
@@ -258,7 +274,14 @@ export class BrowserEngine {
     const timeout = AbortSignal.timeout(req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     this.#fetches++;
-    const guard = await GuardProxy.start({ ...this.#opts.ssrf, allowPrivateNetwork: this.#opts.allowPrivateNetwork });
+    const upstreamProxy = req.proxy === 'enhanced' ? this.#opts.enhancedProxyUrl : this.#opts.proxyUrl;
+    if (req.proxy === 'enhanced' && !upstreamProxy)
+      throw new BadRequestError('proxy "enhanced" needs PROXY_ENHANCED_URL to be configured');
+    const guard = await GuardProxy.start({
+      ...this.#opts.ssrf,
+      allowPrivateNetwork: this.#opts.allowPrivateNetwork,
+      upstreamProxy,
+    });
     try {
       try {
         // The same verdict the proxy will give, before any browser work: a refused URL never

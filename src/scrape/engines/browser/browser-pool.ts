@@ -18,6 +18,8 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // WebRTC may only use UDP through the proxy, which has none: no STUN/TURN packet bypasses the guard.
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
 /** CHROMIUM_PATH, or Debian's /usr/bin/chromium. */
@@ -46,6 +48,8 @@ export interface PoolOptions {
   executablePath: string;
   maxPages: number;
   recycleAfterPages: number;
+  /** Resident MB of a browser's process group above which it is retired (0: never). */
+  recycleAboveMb: number;
   launchTimeoutMs: number;
 }
 
@@ -60,6 +64,8 @@ export interface BrowserHandle {
   /** Pages in use now. */
   active: number;
   state: 'live' | 'retiring' | 'dead';
+  /** When its memory was last measured (epoch ms). */
+  memoryCheckedAt?: number;
 }
 
 export interface Lease {
@@ -75,6 +81,8 @@ export interface PoolStats {
   /** Browsers killed by the engine because they hung. */
   hangs: number;
   recycles: number;
+  /** Of the recycles, those for memory (recycleAboveMb). */
+  memoryRecycles: number;
   activePages: number;
   waiting: number;
 }
@@ -92,7 +100,15 @@ export class BrowserPool {
   #freeSlots: number;
   readonly #waiters: Waiter[] = [];
   #closed = false;
-  readonly stats: PoolStats = { launches: 0, crashes: 0, hangs: 0, recycles: 0, activePages: 0, waiting: 0 };
+  readonly stats: PoolStats = {
+    launches: 0,
+    crashes: 0,
+    hangs: 0,
+    recycles: 0,
+    memoryRecycles: 0,
+    activePages: 0,
+    waiting: 0,
+  };
 
   constructor(opts: PoolOptions) {
     this.#opts = opts;
@@ -102,6 +118,13 @@ export class BrowserPool {
   /** The pid of the browser new pages go to (undefined before the first launch). */
   get currentPid(): number | undefined {
     return this.#current?.pid;
+  }
+
+  /** Contexts open in this pool's browsers. */
+  get openContexts(): number {
+    let n = 0;
+    for (const h of this.#all) if (h.browser.isConnected()) n += h.browser.contexts().length;
+    return n;
   }
 
   /** Pids of every Chromium this pool has running (current and retiring). */
@@ -145,6 +168,7 @@ export class BrowserPool {
         if (done) return;
         done = true;
         handle.active--;
+        this.#checkMemory(handle);
         if (handle.state === 'retiring' && handle.active === 0) void this.#dispose(handle);
         releaseSlot();
       },
@@ -266,6 +290,19 @@ export class BrowserPool {
     if (handle.active === 0) void this.#dispose(handle);
   }
 
+  // Retires a browser whose processes hold more than recycleAboveMb (measured at most every 2 s).
+  #checkMemory(handle: BrowserHandle): void {
+    const limit = this.#opts.recycleAboveMb;
+    if (!limit || handle.state !== 'live' || !handle.pid) return;
+    const now = Date.now();
+    if (handle.memoryCheckedAt !== undefined && now - handle.memoryCheckedAt < MEMORY_CHECK_EVERY_MS) return;
+    handle.memoryCheckedAt = now;
+    if (processGroupRssMb(handle.pid) > limit) {
+      this.stats.memoryRecycles++;
+      this.#retire(handle);
+    }
+  }
+
   #markDead(handle: BrowserHandle): void {
     handle.state = 'dead';
     this.#all.delete(handle);
@@ -277,12 +314,42 @@ export class BrowserPool {
     handle.state = 'dead';
     this.#all.delete(handle);
     if (this.#current === handle) this.#current = undefined;
-    if (wasDead && !handle.browser.isConnected()) return;
+    if (wasDead && !handle.browser.isConnected()) {
+      // It died (crashed or killed): its renderers and zygotes may outlive it; end the whole group.
+      if (handle.pid) tryKill(-handle.pid);
+      return;
+    }
     // A polite close, then the process group if it does not go within 5 s.
     const timer = setTimeout(() => handle.pid && tryKill(-handle.pid), 5000);
     await handle.browser.close().catch(() => {});
     clearTimeout(timer);
   }
+}
+
+const MEMORY_CHECK_EVERY_MS = 2000;
+const PAGE_BYTES = 4096;
+
+/** Resident memory (MB) of every process in process group `pgid` (Linux /proc; 0 elsewhere). */
+export function processGroupRssMb(pgid: number): number {
+  let pages = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command: state ppid pgrp …
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      pages += Number(readFileSync(`/proc/${entry}/statm`, 'utf8').split(' ')[1]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return (pages * PAGE_BYTES) / 1024 / 1024;
 }
 
 function tryKill(pid: number): void {

@@ -22,6 +22,8 @@ import {
   createServer,
   request as httpRequest,
 } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import {
   type AddressInfo,
   type Server as NetServer,
@@ -58,6 +60,13 @@ export interface GuardProxyOptions extends GuardedLookupOptions {
   /** TCP connect timeout to targets (default 10 s). */
   connectTimeoutMs?: number;
   /**
+   * Send every request on through this proxy (PROXY_URL, http:// or https://, credentials in the
+   * URL): plain requests in absolute form, everything else as CONNECT tunnels. Each target is
+   * still judged here first (its name resolved and checked), since the upstream proxy resolves it
+   * again and would reach whatever it finds.
+   */
+  upstreamProxy?: string;
+  /**
    * Also serve the proxy on this Unix socket: a browser in a network namespace of its own
    * (src/interact/sandbox/chromium-jail.ts) reaches it only this way.
    */
@@ -90,6 +99,7 @@ export class GuardProxy {
   readonly #agent: HttpAgent;
   readonly #tunnels = new Set<Socket | Duplex>();
   #unix: NetServer | undefined;
+  readonly #upstream: Upstream | undefined;
 
   private constructor(opts: GuardProxyOptions, server: ReturnType<typeof createServer>, port: number) {
     this.#opts = opts;
@@ -111,6 +121,7 @@ export class GuardProxy {
     };
     this.#lookup = createGuardedLookup({ ...opts, resolver });
     this.#agent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
+    this.#upstream = upstreamOf(opts.upstreamProxy);
   }
 
   static async start(opts: GuardProxyOptions): Promise<GuardProxy> {
@@ -142,12 +153,7 @@ export class GuardProxy {
    */
   async check(url: string): Promise<URL> {
     const parsed = assertUrlAllowed(url, this.#opts);
-    const host = bareHost(parsed.hostname);
-    if (!isIP(host)) {
-      await new Promise<void>((resolve, reject) =>
-        this.#lookup(host, { all: true }, (err) => (err ? reject(err) : resolve())),
-      );
-    }
+    await this.#judge(parsed.hostname);
     return parsed;
   }
 
@@ -164,6 +170,7 @@ export class GuardProxy {
     for (const t of this.#tunnels) t.destroy();
     this.#tunnels.clear();
     this.#agent.destroy();
+    this.#upstream?.agent.destroy();
     // Not awaiting server.close(): its callback waits for sockets' close events, and nothing here
     // needs that; every socket is destroyed above or just below.
     this.#unix?.close();
@@ -193,15 +200,57 @@ export class GuardProxy {
     const headers: string[] = [];
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) if (!HOP_BY_HOP.has(raw[i].toLowerCase())) headers.push(raw[i], raw[i + 1]);
-    const upstream = httpRequest({
+    const via = this.#upstream;
+    if (!via) {
+      this.#send(req, res, url, httpRequest({ ...this.#direct(url), method: req.method, headers }));
+      return;
+    }
+    req.pause();
+    this.#judge(url.hostname).then(
+      () => {
+        if (via.auth) headers.push('Proxy-Authorization', via.auth);
+        const send = via.url.protocol === 'https:' ? httpsRequest : httpRequest;
+        this.#send(
+          req,
+          res,
+          url,
+          send({
+            host: bareHost(via.url.hostname),
+            port: via.url.port || (via.url.protocol === 'https:' ? 443 : 80),
+            method: req.method,
+            path: url.href,
+            headers,
+            agent: via.agent,
+          }),
+        );
+        req.resume();
+      },
+      (err: Error) => this.#refuse(res, this.#record(kindOf(err), url.href, url.hostname, err.message)),
+    );
+  }
+
+  // A direct connection to a plain-HTTP target, through the guarded lookup.
+  #direct(url: URL) {
+    return {
       host: bareHost(url.hostname),
       port: url.port || 80,
-      method: req.method,
       path: url.pathname + url.search,
-      headers,
       agent: this.#agent,
       lookup: this.#lookup,
-    });
+    };
+  }
+
+  // Resolves once hostname is an allowed target (IP literals were judged with the URL).
+  #judge(hostname: string): Promise<void> {
+    const host = bareHost(hostname);
+    if (isIP(host)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) =>
+      this.#lookup(host, { all: true }, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+
+  // Relays the answer of a forwarded plain-HTTP request.
+  #send(req: IncomingMessage, res: ServerResponse, url: URL, upstream: ReturnType<typeof httpRequest>): void {
     // A bound on connecting only (a target may take its time to answer once connected).
     upstream.once('socket', (socket) => {
       if (!socket.connecting) return;
@@ -261,6 +310,14 @@ export class GuardProxy {
     } catch (err) {
       return fail(kindOf(err), hostname, (err as Error).message);
     }
+    const via = this.#upstream;
+    if (via) {
+      this.#judge(hostname).then(
+        () => this.#tunnelVia(via, authority, client, head, fail),
+        (err: Error) => fail(kindOf(err), hostname, err.message),
+      );
+      return;
+    }
     const upstream = connect({
       host: hostname,
       port: Number(m[2]),
@@ -272,10 +329,7 @@ export class GuardProxy {
     upstream.once('connect', () => {
       connected = true;
       upstream.setTimeout(0);
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
+      this.#splice(client, upstream, head, Buffer.alloc(0));
     });
     upstream.once('timeout', () =>
       upstream.destroy(Object.assign(new Error(`connect to ${authority} timed out`), { code: 'ETIMEDOUT' })),
@@ -290,6 +344,95 @@ export class GuardProxy {
     });
     client.once('close', () => upstream.destroy());
   }
+
+  // Both ways between the browser and an open connection (the target's, or a tunnel through the upstream proxy).
+  #splice(client: Duplex, upstream: Duplex, head: Buffer, early: Buffer): void {
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (early.length) client.write(early);
+    if (head.length) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  }
+
+  // CONNECT through the upstream proxy: its own CONNECT, its answer read, then the two spliced.
+  #tunnelVia(
+    via: Upstream,
+    authority: string,
+    client: Duplex,
+    head: Buffer,
+    fail: (kind: GuardFailureKind, hostname: string, message: string) => void,
+  ): void {
+    if (client.destroyed) return;
+    const host = bareHost(via.url.hostname);
+    const timeout = this.#opts.connectTimeoutMs ?? 10_000;
+    const https = via.url.protocol === 'https:';
+    const port = Number(via.url.port || (https ? 443 : 80));
+    const upstream: Socket = https
+      ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host, timeout })
+      : connect({ host, port, timeout });
+    this.#tunnels.add(upstream);
+    let answered = false;
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end === -1) {
+        if (buffered.length > 16_384)
+          upstream.destroy(new Error('the upstream proxy answered CONNECT with oversized headers'));
+        return;
+      }
+      upstream.off('data', onData);
+      answered = true;
+      upstream.setTimeout(0);
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(buffered.subarray(0, end).toString('latin1'))?.[1];
+      if (status !== '200') {
+        upstream.destroy();
+        return fail(
+          'connect',
+          bareHost(authority.replace(/:\d+$/, '')),
+          `the upstream proxy refused CONNECT ${authority} (${status ?? 'no status'})`,
+        );
+      }
+      this.#splice(client, upstream, head, buffered.subarray(end + 4));
+    };
+    upstream.once(https ? 'secureConnect' : 'connect', () => {
+      const auth = via.auth ? `Proxy-Authorization: ${via.auth}\r\n` : '';
+      upstream.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+    });
+    upstream.on('data', onData);
+    upstream.once('timeout', () =>
+      upstream.destroy(Object.assign(new Error(`connect to the upstream proxy timed out`), { code: 'ETIMEDOUT' })),
+    );
+    upstream.on('error', (err) => {
+      if (answered) client.destroy();
+      else fail('connect', bareHost(authority.replace(/:\d+$/, '')), `upstream proxy: ${err.message}`);
+    });
+    upstream.once('close', () => {
+      this.#tunnels.delete(upstream);
+      if (answered) client.destroy();
+    });
+    client.once('close', () => upstream.destroy());
+  }
+}
+
+/** The upstream proxy of PROXY_URL: where it is, its Proxy-Authorization, a keep-alive agent for plain requests. */
+interface Upstream {
+  url: URL;
+  auth: string | undefined;
+  agent: HttpAgent;
+}
+
+function upstreamOf(proxyUrl: string | undefined): Upstream | undefined {
+  if (!proxyUrl) return undefined;
+  const url = new URL(proxyUrl);
+  const auth = url.username
+    ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+    : undefined;
+  const agent =
+    url.protocol === 'https:'
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 16 })
+      : new HttpAgent({ keepAlive: true, maxSockets: 16 });
+  return { url, auth, agent };
 }
 
 function kindOf(err: unknown): GuardFailureKind {
