@@ -77,6 +77,15 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: config.bodyLimitBytes,
+    // Receiving a request (headers, then body) is bounded, so clients trickling bytes (slowloris)
+    // cannot hold connections for ever; the handler's own time is not (a scrape may take minutes).
+    requestTimeout: config.requestReceiveTimeoutMs,
+    http: {
+      requestTimeout: config.requestReceiveTimeoutMs,
+      // Headers within a minute (Node's default), or sooner when the whole request must be.
+      headersTimeout: Math.min(60_000, config.requestReceiveTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestReceiveTimeoutMs / 2)),
+    },
     // On close: refuse new requests with 503, drop idle keep-alive sockets, let in-flight ones finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

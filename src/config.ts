@@ -122,6 +122,7 @@ const envSchema = z.object({
     .min(1)
     .max(24 * 365)
     .default(24 * 7),
+  REQUEST_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -222,6 +223,8 @@ export interface Config {
   publicUrl: string | undefined;
   fileTtlMs: number;
   bodyLimitBytes: number;
+  /** Longest a client may take to send a request (headers and body); slower connections get 408 and are closed. */
+  requestReceiveTimeoutMs: number;
   shutdownTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   llm: LlmConfig;
@@ -346,6 +349,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     fileTtlMs: e.FILE_TTL_HOURS * 3_600_000,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestReceiveTimeoutMs: e.REQUEST_RECEIVE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     llm: {

@@ -63,6 +63,11 @@ const jobErrors = {
   BATCH_SCRAPE_NOT_RUNNING: { status: 409, meaning: 'appendToId names a batch scrape that is no longer running' },
   EXTRACT_NOT_FOUND: { status: 404, meaning: "No such extract for this team (another team's id, or an expired one)" },
   FILE_NOT_FOUND: { status: 404, meaning: 'No such stored file (screenshot, media...), or it has expired' },
+  JOB_INTERRUPTED: {
+    status: null,
+    meaning:
+      "A scrape, map, search or parse whose process stopped before it answered (a crash or kill): its job record is closed as failed with this code (the client's connection was cut; retry)",
+  },
   ROBOTS_DISALLOWED: {
     status: null,
     meaning: "A crawl page's record: robots.txt disallows the page (listed in robotsBlocked)",

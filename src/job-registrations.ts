@@ -14,6 +14,7 @@ import { registerWebhookJobs } from './jobs/webhooks.ts';
 import { registerMonitorJobs } from './monitor/monitor-jobs.ts';
 import { monitorSearch } from './monitor-search.ts';
 import { deleteExpiredFiles } from './store/files.ts';
+import { failInterruptedJobs } from './store/jobs.ts';
 import { vacuumEmbedded } from './store/maintenance.ts';
 import { createSearcher } from './searcher.ts';
 
@@ -21,6 +22,7 @@ import { createSearcher } from './searcher.ts';
 export function jobRegistrations(site: SiteFiles): JobRegistration[] {
   return [
     sweepFiles,
+    sweepInterruptedJobs,
     vacuumPglite,
     (ctx) => registerCrawlJobs(ctx, site),
     registerCrawlExpiry,
@@ -40,6 +42,26 @@ async function sweepFiles({ queue, db, log }: JobContext): Promise<void> {
   });
   await queue.schedule('sweep-files', '17 * * * *');
 }
+
+/**
+ * Request-bound jobs (scrape, map, search, parse) left active by a process that stopped mid-request
+ * are closed as failed (JOB_INTERRUPTED): at start on PGlite (one process owns the data, so any
+ * active one is a leftover), and every hour those older than any request may last (Postgres: other
+ * processes' requests may be in flight).
+ */
+async function sweepInterruptedJobs({ queue, db, log }: JobContext): Promise<void> {
+  const sweep = async (olderThanMs: number) => {
+    const n = await failInterruptedJobs(db, olderThanMs);
+    if (n) log.warn({ jobs: n }, 'closed jobs interrupted by a stopped process');
+  };
+  if (db.kind === 'pglite') await sweep(0);
+  await queue.createQueue('sweep-interrupted', { retryLimit: 1 });
+  await queue.work('sweep-interrupted', () => sweep(INTERRUPTED_AFTER_MS));
+  await queue.schedule('sweep-interrupted', '23 * * * *');
+}
+
+/** Longer than any request may take (a scrape's timeout is at most 300 s, plus queueing and storage). */
+const INTERRUPTED_AFTER_MS = 15 * 60_000;
 
 /**
  * Embedded PGlite only: VACUUM (ANALYZE) every hour, after the sweeps (src/store/maintenance.ts

@@ -64,16 +64,25 @@ async function openPostgres(url: string, schema: string, max: number): Promise<D
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>) {
       const client = await pool.connect();
+      // pg-pool takes its error listener off a client it hands out: a connection lost mid-transaction
+      // (a Postgres restart, a terminated backend) would be an unhandled 'error' event and end the
+      // process. Kept here instead: the failing query reports it, and the client is discarded.
+      let lost: Error | undefined;
+      const onError = (err: Error) => {
+        lost = err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const out = await fn(wrap(client));
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (!lost) await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(lost);
       }
     },
     async close() {

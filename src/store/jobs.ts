@@ -75,6 +75,25 @@ export async function updateJob(db: Queryable, id: string, update: JobUpdate): P
   );
 }
 
+/** The endpoints whose job lives only as long as its request (the process answers it or nobody does). */
+const REQUEST_BOUND_ENDPOINTS = ['scrape', 'map', 'search', 'parse'];
+
+/**
+ * Closes, as failed with JOB_INTERRUPTED, the request-bound jobs still active that started more than
+ * `olderThanMs` ago: their process stopped mid-request (a crash, a kill), so no one will finish them,
+ * and they would count against the team's concurrency for ever. Returns how many.
+ */
+export async function failInterruptedJobs(db: Queryable, olderThanMs: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE jobs SET status = 'failed', error = 'JOB_INTERRUPTED', updated_at = clock_timestamp(),
+       completed_at = clock_timestamp()
+     WHERE status = 'active' AND endpoint = ANY($1::text[])
+       AND created_at < clock_timestamp() - $2 * interval '1 millisecond'`,
+    [REQUEST_BOUND_ENDPOINTS, olderThanMs],
+  );
+  return rowCount;
+}
+
 /** The job if it exists and belongs to the team: another team's job reads as missing. */
 export async function getTeamJob(
   db: Queryable,

@@ -59,7 +59,9 @@ function assertError(res: Res, status: number, code: string): void {
   assert.equal(res.json.code, code);
   assert.equal(typeof res.json.error, 'string');
   assert.ok(res.json.error.length > 0);
-  const allowed = code === 'BAD_REQUEST' ? ['code', 'details', 'error', 'success'] : ['code', 'error', 'success'];
+  const allowed = ['BAD_REQUEST', 'SCRAPE_BLOCKED_URL'].includes(code)
+    ? ['code', 'details', 'error', 'success']
+    : ['code', 'error', 'success'];
   for (const k of Object.keys(res.json)) assert.ok(allowed.includes(k), `unexpected key ${k} in ${res.text}`);
 }
 

@@ -17,7 +17,8 @@
 //      state), every connection of it going through a per-fetch guarded proxy (browser/guard-proxy.ts);
 //      with blockAds, ad/tracker requests are aborted and cookie banners hidden (browser/adblock.ts);
 //   4. navigation until DOMContentLoaded, then the smart wait (browser/settle.ts: network and DOM
-//      quiet for 250 ms, at most 5 s), then waitForMs;
+//      quiet for 250 ms, longer while the page is still an app shell or its load-time timers
+//      are pending, at most 5 s), then waitForMs;
 //   5. actions (browser/actions.ts), then the screenshot, the rendered HTML (page.content()), and
 //      the storage state when asked;
 //   6. the context is closed, the slot given back.
@@ -44,7 +45,7 @@ import {
   chromiumExecutable,
   missingChromiumError,
 } from './browser/browser-pool.ts';
-import { NetworkTracker, type SettleOptions, settle } from './browser/settle.ts';
+import { NetworkTracker, type SettleOptions, installSettleProbe, settle } from './browser/settle.ts';
 import { prepareContext } from './browser/prepare-context.ts';
 import {
   BadRequestError,
@@ -397,6 +398,7 @@ export class BrowserEngine {
 
     const page = await context.newPage();
     const tracker = new NetworkTracker(page);
+    await installSettleProbe(page); // the smart wait's count of the page's pending timers
     let main: Response | undefined;
     page.on('response', (r) => {
       if (isMainDocument(page, r.request())) main = r;
