@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { ApiError, type HttpErrorCode, errorStatus } from '../errors.ts';
+import { ApiError, BadRequestError, type HttpErrorCode, errorStatus } from '../errors.ts';
 
 export interface ErrorBody {
   success: false;
@@ -95,13 +95,60 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   socket.destroy(err);
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have (a JSON Schema 60 levels deep fits). */
+export const MAX_JSON_DEPTH = 128;
+
+const fixString = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
+
+/**
+ * A parsed JSON body made safe to keep: unpaired surrogates (a "\ud800" escape alone) in strings
+ * and keys become U+FFFD, as they would in UTF-8; U+0000 (only possible as an escape, a raw one is
+ * not JSON) and nesting deeper than MAX_JSON_DEPTH are refused. The store's JSON columns refuse
+ * both characters, and code that recurses over a value (JSON.stringify of a stored crawl's
+ * options) overflows the stack on deep ones: each was a 500. Walked without recursion.
+ */
+function safeJsonBody(body: unknown): { value: unknown; problem?: string } {
+  const nul = 'A string of the JSON body contains U+0000 (\\u0000), which cannot be stored';
+  if (typeof body === 'string') return body.includes('\0') ? { value: body, problem: nul } : { value: fixString(body) };
+  const stack: [object, number][] = [];
+  if (body !== null && typeof body === 'object') stack.push([body, 1]);
+  while (stack.length) {
+    const [node, depth] = stack.pop() as [Record<string, unknown>, number];
+    if (depth > MAX_JSON_DEPTH)
+      return { value: body, problem: `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      if (typeof child === 'string') {
+        if (child.includes('\0')) return { value: body, problem: nul };
+        node[key] = fixString(child);
+      } else if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      if (key.includes('\0')) return { value: body, problem: nul };
+      if (!key.isWellFormed()) {
+        const value = node[key];
+        delete node[key];
+        Object.defineProperty(node, key.toWellFormed(), {
+          value,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
+  }
+  return { value: body };
+}
+
 /** JSON bodies, where an empty one (content-type: application/json and no body, as clients send on DELETE) is no body at all. */
 function installJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    return parseJson(request, String(body), done);
+    return parseJson(request, String(body), (err, parsed) => {
+      if (err) return done(err, undefined);
+      const { value, problem } = safeJsonBody(parsed);
+      return problem ? done(new BadRequestError(problem), undefined) : done(null, value);
+    });
   });
 }
 

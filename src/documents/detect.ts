@@ -217,7 +217,7 @@ function textKind(bytes: Uint8Array): Detection | undefined {
   }
   const md =
     /^(#{1,6} \S|[-*+] \S|\d+\. \S|> |```|\|.*\|\s*$)/m.test(text) ||
-    /\[[^\]\n]+\]\([^)\s]+\)|\*\*[^*\n]+\*\*/.test(text);
+    /\[[^[\]\n]+\]\([^)\s]+\)|\*\*[^*\n]+\*\*/.test(text);
   if (md) return { kind: 'markdown', type: NAMES.markdown };
   return { kind: 'text', type: NAMES.text };
 }

@@ -1,9 +1,33 @@
 // Small XML helpers shared by the office/epub parsers: a DOM for small parts (htmlparser2 in
 // xmlMode, names kept as written, prefixes included) matched by LOCAL name so an unusual namespace
 // prefix does not break parsing; and a SAX wrapper for parts that are streamed (large sheets).
-import type { AnyNode, Element } from 'domhandler';
-import { Parser, parseDocument } from 'htmlparser2';
+import { type AnyNode, DomHandler, type Element } from 'domhandler';
+import { Parser } from 'htmlparser2';
 import { DocumentError } from '../errors.ts';
+
+/**
+ * Deepest element nesting a part may have. Real parts nest a few dozen levels; htmlparser2 keeps
+ * its stack of open elements newest-first (an unshift per element), so its time grows with the
+ * square of the depth: a 6 KB docx whose part nested 200,000 elements held a parser thread for 50 s.
+ */
+export const MAX_XML_DEPTH = 2000;
+
+function tooDeep(): DocumentError {
+  return new DocumentError('DOCUMENT_CORRUPT', `An XML part nests elements deeper than ${MAX_XML_DEPTH} levels`);
+}
+
+/** A DOM builder that stops at MAX_XML_DEPTH. */
+class BoundedDomHandler extends DomHandler {
+  #depth = 0;
+  override onopentag(name: string, attribs: Record<string, string>): void {
+    if (++this.#depth > MAX_XML_DEPTH) throw tooDeep();
+    super.onopentag(name, attribs);
+  }
+  override onclosetag(): void {
+    this.#depth--;
+    super.onclosetag();
+  }
+}
 
 /** `w:p` → `p`. */
 export function local(name: string): string {
@@ -15,10 +39,11 @@ export function isElement(n: AnyNode): n is Element {
   return n.type === 'tag' || n.type === 'script' || n.type === 'style';
 }
 
-/** Parses a whole XML part; returns the root element (throws DOCUMENT_CORRUPT when there is none). */
+/** Parses a whole XML part; returns the root element (throws DOCUMENT_CORRUPT when there is none, or it nests past MAX_XML_DEPTH). */
 export function parseXml(text: string, part: string): Element {
-  const doc = parseDocument(text, { xmlMode: true });
-  for (const n of doc.children) if (isElement(n)) return n;
+  const handler = new BoundedDomHandler(undefined, { xmlMode: true });
+  new Parser(handler, { xmlMode: true }).end(text);
+  for (const n of handler.root.children) if (isElement(n)) return n;
   throw new DocumentError('DOCUMENT_CORRUPT', `${part} is not an XML document`);
 }
 
@@ -74,13 +99,20 @@ export interface SaxHandlers {
   close?(name: string): void;
 }
 
-/** A streaming XML parser: write() text chunks, then end(). Names are passed as written. */
+/** A streaming XML parser: write() text chunks, then end(). Names are passed as written; nesting past MAX_XML_DEPTH is DOCUMENT_CORRUPT. */
 export function saxParser(h: SaxHandlers): { write(s: string): void; end(): void } {
+  let depth = 0;
   const p = new Parser(
     {
-      onopentag: (name, attrs) => h.open?.(name, attrs),
+      onopentag: (name, attrs) => {
+        if (++depth > MAX_XML_DEPTH) throw tooDeep();
+        h.open?.(name, attrs);
+      },
       ontext: (t) => h.text?.(t),
-      onclosetag: (name) => h.close?.(name),
+      onclosetag: (name) => {
+        depth--;
+        h.close?.(name);
+      },
     },
     { xmlMode: true },
   );

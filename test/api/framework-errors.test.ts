@@ -84,6 +84,51 @@ describe('framework errors and empty bodies', () => {
     );
   });
 
+  test('a JSON body nested deeper than 128 levels: 400 BAD_REQUEST, not a stack overflow (found by test/fuzz)', async () => {
+    // Fields that take any JSON (stopOnContent, domainTools) carried it to JSON.stringify of the stored crawl: a 500.
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    for (const [path, body] of [
+      ['/v2/crawl', `{"url":"${main}/","limit":1,"stopOnContent":${deep(20_000)}}`],
+      ['/v2/batch/scrape', `{"urls":["${main}/"],"domainTools":${deep(20_000)}}`],
+      ['/v2/scrape', `{"url":"${main}/","toolDetail":${deep(128)}}`],
+      ['/v2/map', deep(100_000)],
+    ]) {
+      const res = await api('POST', path, body);
+      assertShape(res, 400, 'BAD_REQUEST');
+      assert.match(res.json.error, /deeper than 128 levels/);
+    }
+    const fine = await api('POST', '/v2/crawl', `{"url":"${main}/","limit":1,"stopOnContent":${deep(126)}}`);
+    assert.equal(fine.status, 200, fine.text);
+    await api('DELETE', `/v2/crawl/${fine.json.id}`);
+  });
+
+  test('JSON strings the store cannot keep: U+0000 is a 400, an unpaired surrogate becomes U+FFFD (found by test/fuzz)', async () => {
+    // Both reached the store's JSON columns as they were: a 500 on crawl, batch, extract, agent, monitor and search.
+    for (const [path, body] of [
+      ['/v2/crawl', `{"url":"${main}/","limit":1,"stopOnContent":"\\u0000"}`],
+      ['/v2/batch/scrape', `{"urls":["${main}/"],"domainTools":{"\\u0000":1}}`],
+      ['/v2/extract', `{"urls":["${main}/"],"prompt":"a\\u0000b"}`],
+      ['/v2/search', `{"query":"\\u0000"}`],
+    ]) {
+      const res = await api('POST', path, body);
+      assertShape(res, 400, 'BAD_REQUEST');
+      assert.match(res.json.error, /U\+0000/);
+    }
+    const crawl = await api('POST', '/v2/crawl', `{"url":"${main}/","limit":1,"stopOnContent":{"\\udfff":"\\ud800"}}`);
+    assert.equal(crawl.status, 200, crawl.text);
+    await api('DELETE', `/v2/crawl/${crawl.json.id}`);
+    const extract = await api('POST', '/v2/extract', `{"urls":["${main}/"],"schema":{" ":"\\ud800"}}`);
+    assert.equal(extract.status, 200, extract.text);
+    const monitor = await api(
+      'POST',
+      '/v2/monitor',
+      `{"name":"a\\ud800","schedule":{"cron":"0 0 1 1 *"},"targets":[{"type":"scrape","urls":["${main}/"]}]}`,
+    );
+    assert.equal(monitor.status, 200, monitor.text);
+    assert.equal(monitor.json.data.name, 'a\ufffd');
+    await api('DELETE', `/v2/monitor/${monitor.json.data.id}`);
+  });
+
   test('the HTTP parser: headers too large 431, garbage 400, in our shape', async () => {
     const { host } = new URL(svc.url);
     const huge = await raw(svc.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'x'.repeat(64 * 1024)}\r\n\r\n`);

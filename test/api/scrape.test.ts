@@ -556,6 +556,27 @@ describe('scrape request validation', () => {
     assertBadRequest(await api.scrapeRaw({ url: url(), proxy: 'enhanced' }), 'body.proxy');
   });
 
+  test('headers the HTTP client would refuse are 400s naming body.headers, not a 502 of the site (found by test/fuzz)', async () => {
+    const before = site.requests.length;
+    for (const headers of [
+      { ' ': '' },
+      { 'X Space': '1' },
+      { 'X-É': '1' },
+      { 'X-Test': 'a\r\nInjected: 1' },
+      { 'X-Test': '€' },
+      { 'Transfer-Encoding': 'chunked' },
+      { Connection: 'upgrade' },
+      { Expect: '100-continue' },
+    ]) {
+      const res = await api.scrapeRaw({ url: url(), headers });
+      assertError(res, 400, 'BAD_REQUEST');
+      assert.match(res.json.error, /body\.headers/, JSON.stringify(headers));
+    }
+    assert.equal(site.requests.length, before, 'nothing was fetched');
+    const ok = await api.scrape({ url: url(), headers: { "X-Ok_1!#$%&'*+.^`|~": 'café\tvalue' } });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
   test('a key is required', async () => {
     const res = await apiClient({ url: services.get(storeKinds[0])!.url }).scrape({ url: url() });
     assertError(res, 401, 'UNAUTHORIZED');

@@ -89,6 +89,33 @@ test('detection: content beats a wrong extension or content type', () => {
   assert.equal(detectDocumentKind(Buffer.from('Just words'), { fileName: 'notes.md' }), 'markdown');
 });
 
+test('detection of text full of brackets is fast: it runs on the event loop (found by test/fuzz)', () => {
+  // The markdown-link sniff was quadratic in a run of "[": 16 KB of them took 0.5 to 1.3 s.
+  for (const text of ['['.repeat(20_000), '[a'.repeat(10_000), '!['.repeat(10_000)]) {
+    const t = performance.now();
+    assert.equal(detectDocumentKind(Buffer.from(text)), 'text');
+    assert.ok(performance.now() - t < 100, `${JSON.stringify(text.slice(0, 4))}: ${performance.now() - t} ms`);
+  }
+  assert.equal(detectDocumentKind(Buffer.from('see [the docs](https://example.com/) here')), 'markdown');
+});
+
+test('XML nested 200,000 deep is DOCUMENT_CORRUPT at once, not 50 s of parsing (found by test/fuzz)', async () => {
+  const deep = `<?xml version="1.0"?><w:document>${'<w:p>'.repeat(200_000)}x${'</w:p>'.repeat(200_000)}</w:document>`;
+  const docx = writeZip([
+    { name: '[Content_Types].xml', data: '<Types/>' },
+    { name: 'word/document.xml', data: deep },
+  ]);
+  const t = performance.now();
+  await assert.rejects(
+    parseDocument(docx, 'docx'),
+    (e) => code('DOCUMENT_CORRUPT')(e) && /deeper than 2000/.test(String(e)),
+  );
+  assert.ok(performance.now() - t < 2000, `${performance.now() - t} ms`);
+  // A real document still parses.
+  const nested = buildDocx();
+  assert.ok((await parseDocument(nested, 'docx')).markdown.length > 0);
+});
+
 test('html needs the injected converter', async () => {
   await assert.rejects(parseDocument(Buffer.from('<p>x</p>'), 'html'), code('DOCUMENT_UNSUPPORTED'));
   const r = await parseDocument(Buffer.from('<p>x</p>'), 'html', {
