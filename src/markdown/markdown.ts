@@ -4,6 +4,7 @@
 // Markdown gives several: docs/design/markdown.md.
 import type { AnyNode, ChildNode, Document, Element, Text } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
+import { capDomDepth } from './dom-depth.ts';
 import { codeBlockLines, codeBlockText, codeLanguage } from './code.ts';
 import { figureChildren, findBaseHref, nextNode } from './dom.ts';
 import {
@@ -45,7 +46,9 @@ export interface MarkdownOptions {
 }
 
 export function htmlToMarkdown(html: string, opts?: MarkdownOptions): string {
-  return domToMarkdown(parseDocument(html), opts);
+  const doc = parseDocument(html);
+  capDomDepth(doc);
+  return domToMarkdown(doc, opts);
 }
 
 export function domToMarkdown(nodes: AnyNode | AnyNode[], opts: MarkdownOptions = {}): string {

@@ -13,6 +13,7 @@ import { type FormatPlan, needsMarkdown, needsStructuredData, wantsMedia } from 
 import { asBrowserReads } from './browser-html.ts';
 import { cleanDocument } from './clean.ts';
 import { domToMarkdown } from '../../markdown/markdown.ts';
+import { capDomDepth } from '../../markdown/dom-depth.ts';
 import { extractMetadata } from './metadata.ts';
 
 export interface HtmlTransformInput {
@@ -50,6 +51,7 @@ export interface HtmlTransformOutput {
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
   const doc = parseDocument(asBrowserReads(input.html));
+  capDomDepth(doc);
   const base = baseUrl(doc, input.url);
   const out: HtmlTransformOutput = {
     metadata: extractMetadata(doc, {
