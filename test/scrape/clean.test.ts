@@ -221,6 +221,35 @@ describe('onlyMainContent', () => {
     assert.match(t, /Description sentence number 5/);
   });
 
+  test("a paragraph repeated in each item of a list of alike items (every coupon's terms) stays in each", () => {
+    const coupon = (i: number) =>
+      `<div class="coupon"><h2>${i * 10}% off any repair number ${i}</h2><p>Must be presented before the start of work.</p></div>`;
+    const quote = `<blockquote><p>Must be presented before the start of work.</p></blockquote>`;
+    // A quotation of it is a copy, in an item or not.
+    const html = `<body><main><h1>Coupons</h1>${prose('Intro', 3)}<div class="coupons">${[1, 2, 3].map(coupon).join('')}
+      <div class="coupon"><h2>Ask us</h2>${quote}</div></div></main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.equal(t.match(/Must be presented/g)?.length, 3, t);
+    assert.match(t, /30% off any repair number 3\nMust be presented/);
+  });
+
+  test('a container whose whole text repeats an earlier one in other markup (a responsive copy) is kept once', () => {
+    const feature = 'Water resistant to fifty meters, for rain, sweat and short swims in the sea';
+    // The desktop copy in paragraphs, the mobile copy broken into spans: no paragraph of one matches the other.
+    const desktop = `<div class="desktop"><h2>Built for water</h2><p>${feature}</p></div>`;
+    const mobile = `<div class="mobile"><h2>Built for water</h2><div><span>${feature.slice(0, 30)}</span><br><span>${feature.slice(30)}</span></div></div>`;
+    const code = `<div class="example"><pre>{"id": "ch_1", "object": "charge", "amount": 1099, "currency": "usd"}</pre></div>`;
+    // List items repeat on purpose (each offer's terms), and so does code (a request and its response).
+    const terms = `<li>${'Offer valid on new bookings made before the end of the month only. '.repeat(2)}</li>`;
+    const html = `<body><main><h1>Watch</h1>${prose('Description', 6)}${desktop}${mobile}
+      <h2>Offer one</h2><ul>${terms}</ul><h2>Offer two</h2><ul>${terms}</ul>${code}${code}</main></body>`;
+    const t = text(html, { onlyMainContent: true });
+    assert.equal(t.match(/Water resistant/g)?.length, 1, t);
+    assert.match(t, /Description sentence number 5/);
+    assert.equal(t.match(/Offer valid on new bookings/g)?.length, 4, t);
+    assert.equal(t.match(/"object": "charge"/g)?.length, 2, t);
+  });
+
   test("a product's customer reviews widget is dropped like a comment section", () => {
     const review = `<div class="review"><p>${'Great bag, the straps are comfortable and it holds a lot. '.repeat(2)}</p></div>`;
     const html = `<body><main><h1>Trail Pack</h1>${prose('Description', 8)}
@@ -432,6 +461,34 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
     assert.match(main('', body), /Review1 sentence number 0[\s\S]*Review3/);
   });
 
+  test('on a product page, the block named as its description is the content when it holds much of the prose', () => {
+    const buyBox = `<div class="buy-box"><h1>Kettle</h1><p>Price 49 dollars, in stock and ready to ship today.</p>
+      <p>${'Free delivery on orders over fifty dollars, returns within thirty days, no questions asked. '.repeat(6)}</p>
+      <p>${'Our experts are ready to help you choose, call them any day of the week between nine and five. '.repeat(6)}</p></div>`;
+    const description = `<div class="product__description">${prose('Spec', 16)}${prose('Material', 14)}</div>`;
+    const body = `<main>${buyBox}<section class="details">${description}</section></main>`;
+    const t = main(product, body);
+    assert.match(t, /^Kettle$/m);
+    assert.match(t, /Spec sentence number 15[\s\S]*Material sentence number 13/);
+    assert.doesNotMatch(t, /Free delivery|Our experts|Price 49/);
+    // Not a product page, or a description too short to be the content: the whole container.
+    assert.match(main('', body), /Free delivery[\s\S]*Spec sentence number 11/);
+    const short = `<main>${buyBox}<div class="description">${prose('Spec', 2)}</div></main>`;
+    assert.match(main(product, short), /Free delivery[\s\S]*Spec sentence number 1/);
+  });
+
+  test('on a product page, headless tiles each with a price and a link elsewhere on the site are a rail', () => {
+    const tile = (i: number) =>
+      `<div class="tile"><a href="/p/${10 + i}">Kettle descaler pack ${i}</a><p>Removes limescale from any kettle in minutes.</p><span>$${9 + i}.99</span></div>`;
+    const body = `<div><h1>Kettle</h1>${prose('Spec', 8)}<h2>Complete your order</h2><div class="row">${[1, 2, 3].map(tile).join('')}</div></div>`;
+    const t = main(product, body);
+    assert.match(t, /Spec sentence number 7/);
+    assert.doesNotMatch(t, /descaler|Complete your order/);
+    // Not a product page: the tiles stay; nor are tiles without prices a rail.
+    assert.match(main('', body), /Kettle descaler pack 1/);
+    assert.match(main(product, body.replace(/<span>\$\d+\.99<\/span>/g, '')), /Kettle descaler pack 1/);
+  });
+
   test('on a product page, tiles linked by their picture are a recommendation carousel', () => {
     const tile = (i: number) =>
       `<li><a href="/p/${10 + i}"><img src="/t${i}.jpg"></a><h3>Kettle model ${i}</h3><span>$${20 + i}</span></li>`;
@@ -462,6 +519,19 @@ describe('page-kind rules (what the page declares: JSON-LD, microdata, og:type)'
       `<div><h1>Story</h1>${prose('Body', 8)}<div class="widget"><p>Follow us on the socials today.</p></div></div>`,
     );
     assert.doesNotMatch(one, /Follow us/);
+  });
+
+  test("what the page declares in its head still counts when a page builder's naming makes the filter measure twice", () => {
+    // Every block classed "widget": the filter measures the page a second time, after the first walk dropped the
+    // <head> and its JSON-LD. The page is still a product page: its picture-linked tiles are a carousel.
+    const tile = (i: number) =>
+      `<li><a href="/p/${10 + i}"><img src="/t${i}.jpg"></a><h3>Kettle model ${i}</h3><span>$${20 + i}</span></li>`;
+    const block = (i: number) => `<div class="builder-widget">${prose(`Spec${i}`, 2)}</div>`;
+    const body = `<div><h1>Kettle</h1>${[1, 2, 3, 4, 5].map(block).join('')}<div class="builder-widget"><h2>Customers also viewed</h2><ul>${[1, 2, 3].map(tile).join('')}</ul></div></div>`;
+    const t = main(product, body);
+    assert.match(t, /Spec1 sentence number 0[\s\S]*Spec5 sentence number 1/);
+    assert.doesNotMatch(t, /Kettle model/);
+    assert.match(main('', body), /Kettle model 1/);
   });
 
   test('forum post chrome: user stats panels and vote widgets go, the posts stay', () => {

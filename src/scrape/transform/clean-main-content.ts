@@ -184,3 +184,50 @@ function titleLike(m: Measure, c: Element, docTitle: string): Element | null {
   }
   return null;
 }
+
+/** A class or id naming a product's description ("product__description", "tab-description", "desc"). */
+const DESCRIPTION = /(^|[^a-z])(description|desc)([^a-z]|$)/;
+const CAMEL_CASE = /([a-z0-9])([A-Z])/g;
+/** The description must hold this much prose, and this share of the container's. */
+const DESCRIPTION_PROSE = 1500;
+const DESCRIPTION_SHARE = 0.3;
+
+/**
+ * On a product page, the block the page names as the product's description, when it holds much of the
+ * container's prose: the content, without the buy box, delivery terms, reviews and rails around it. The largest
+ * such block outside boilerplate, or null.
+ */
+export function productDescription(m: Measure, container: Element): Element | null {
+  const ci = m.info.get(container)!;
+  let best: Element | null = null;
+  let bestGood = Math.max(DESCRIPTION_PROSE, DESCRIPTION_SHARE * ci.good);
+  const stack: Element[] = [container];
+  while (stack.length) {
+    const el = stack.pop()!;
+    const ei = m.info.get(el);
+    // Only blocks with more prose than the best so far can win: smaller subtrees are not walked.
+    if (!ei || ei.good < bestGood) continue;
+    const a = el.attribs;
+    if (
+      el !== container &&
+      (a.class || a.id) &&
+      DESCRIPTION.test(`${a.class ?? ''} ${a.id ?? ''}`.replace(CAMEL_CASE, '$1 $2').toLowerCase()) &&
+      ei.neg >= 0.5 &&
+      !(ei.flags & (F_BOILER | F_COMMENT))
+    ) {
+      best = el;
+      bestGood = ei.good;
+    }
+    for (const k of el.children) if (isTag(k)) stack.push(k);
+  }
+  return best;
+}
+
+/** The page's first <h1> with text that is no logo: a product's name, for a description that has none. */
+export function firstTitle(m: Measure, outside: Element): Element | null {
+  for (const h of m.h1s) {
+    const hi = m.info.get(h);
+    if (h.parent && hi && hi.text > 0 && !(hi.flags & F_LOGO) && hi.neg >= 0.5 && !isAncestor(outside, h)) return h;
+  }
+  return null;
+}

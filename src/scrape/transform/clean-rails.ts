@@ -4,8 +4,10 @@
 // listing's items are cards too, which is why a rail is only dropped after, and beside, content that
 // is not cards (most of the container's prose lies outside it). On a product page any group of
 // cards linking elsewhere on the site is a recommendation carousel, wherever it sits and however
-// the card is linked (a heading link, or a link laid over the card).
+// the card is linked (a heading link, or a link laid over the card); so is a group of headless tiles
+// each with a price and a link ("Complete your order"), while it holds under half the text.
 import { type Element, isTag } from 'domhandler';
+import { textContent } from 'domutils';
 import type { Measure } from './clean-measure.ts';
 
 /** A card: a block this short (characters of text) with one or two headings. */
@@ -59,6 +61,7 @@ export function railsIn(
   const rails: Element[] = [];
   let railGood = 0;
   let railText = 0;
+  let tileText = 0;
   const stack: Element[] = [root];
   while (stack.length) {
     const el = stack.pop()!;
@@ -69,11 +72,20 @@ export function railsIn(
       railText += ei.text;
       continue;
     }
+    if (product && el !== root && isPriceTileGroup(cx, el)) {
+      const ei = m.info.get(el)!;
+      rails.push(el);
+      railText += ei.text;
+      tileText += ei.text;
+      continue;
+    }
     for (const k of el.children) if (isTag(k) && !HEADING.test(k.name) && k.name !== 'pre') stack.push(k);
   }
   if (
     !rails.length ||
-    (product ? ri.text - railText < PRODUCT_KEEP : ri.good - railGood < KEEP_PROSE || railText > RAIL_SHARE * ri.text)
+    (product
+      ? ri.text - railText < PRODUCT_KEEP || tileText > RAIL_SHARE * ri.text
+      : ri.good - railGood < KEEP_PROSE || railText > RAIL_SHARE * ri.text)
   )
     return [];
   const out: Element[] = [];
@@ -101,6 +113,40 @@ function isCardGroup(cx: RailContext, el: Element): boolean {
     }
   }
   return cards >= MIN_CARDS && cardText >= 0.7 * ei.text;
+}
+
+/** Price tiles in a group: at least this many; a tile has at most PRICE_TILE_TEXT characters. */
+const MIN_PRICE_TILES = 3;
+const PRICE_TILE_TEXT = 300;
+/** A price: a currency sign or code next to a number. */
+const PRICE =
+  /[$€£¥₹]\s?\d|\d\s?[$€£¥₹]|\b(USD|EUR|GBP|AUD|CAD|CHF|JPY|INR|SEK|NOK|DKK|PLN)\s?\d|\d\s?(USD|EUR|GBP|AUD|CAD|CHF|JPY|INR|SEK|NOK|DKK|PLN|kr|zł)\b/;
+
+/**
+ * On a product page, a group of headless product tiles ("Complete your order", "Frequently bought together"):
+ * at least MIN_PRICE_TILES children, each a short block with a price and a link to another page of the site,
+ * together most of the group's text.
+ */
+function isPriceTileGroup(cx: RailContext, el: Element): boolean {
+  const ei = cx.m.info.get(el)!;
+  if (!ei.link || ei.text > el.children.length * PRICE_TILE_TEXT) return false;
+  let tiles = 0;
+  let tileText = 0;
+  for (const k of el.children) {
+    if (!isTag(k)) continue;
+    const ki = cx.m.info.get(k);
+    if (!ki || ki.text === 0) continue;
+    if (ki.text <= PRICE_TILE_TEXT && ki.link > 0 && isPriceTile(cx, k)) {
+      tiles++;
+      tileText += ki.text;
+    }
+  }
+  return tiles >= MIN_PRICE_TILES && tileText >= 0.7 * ei.text;
+}
+
+function isPriceTile(cx: RailContext, el: Element): boolean {
+  if (!PRICE.test(textContent(el))) return false;
+  return first(el, (e) => e.name === 'a' && !!e.attribs.href && isOtherPageOfSite(e.attribs.href, cx)) !== null;
 }
 
 /**

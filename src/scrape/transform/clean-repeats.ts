@@ -1,38 +1,105 @@
 // Repeated blocks inside the main content: responsive layouts render the same title, price or
 // paragraph twice (a mobile and a desktop copy, one hidden by CSS the page does not say inline).
-// The second copy of a block whose text is already there adds nothing; it is dropped. So are the
-// later slides of a tile's photo carousel.
+// The second copy of a block whose text is already there adds nothing; it is dropped, unless the two
+// sit in different items of one list of alike items (each coupon states its terms). So are the later
+// slides of a tile's photo carousel.
 import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
-import { textContent } from 'domutils';
+import { findOne, textContent } from 'domutils';
+import { isAncestor, type Measure } from './clean-measure.ts';
 
 /** Blocks compared: headings, paragraphs and list items (their text is the unit a reader sees). */
 const COMPARED = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'dt', 'dd', 'blockquote', 'figcaption']);
 /** Shorter texts repeat on purpose ("Yes", "Reply", a size in every row). */
 const MIN_CHARS = 12;
 
+/**
+ * Container blocks compared by their whole text, whitespace aside (a responsive copy whose inner markup differs:
+ * one breaks a line the other does not, one wraps its paragraphs in divs), when they hold at least BLOCK_CHARS
+ * characters: a shorter container repeats on purpose (a price, a button row). Not list items: an offer's terms or
+ * a plan's features repeat in each card on purpose.
+ */
+const BLOCKS = new Set(['div', 'section', 'article', 'aside', 'header', 'footer']);
+const BLOCK_CHARS = 60;
+
 /** The later copies of repeated blocks in the roots (and under them), outermost only. */
-export function repeatedBlocks(roots: Element[]): Element[] {
-  const seen = new Set<string>();
+export function repeatedBlocks(roots: Element[], m: Measure): Element[] {
+  const seen = new Map<string, Element>();
   const repeats: Element[] = [];
   const stack: Element[] = [];
+  // Container blocks by their text's length (cheap), then by their text once two share a length.
+  const byLength = new Map<number, Element[]>();
+  const keys = new Map<Element, string>();
+  const keyOf = (e: Element) => {
+    let k = keys.get(e);
+    if (k === undefined) keys.set(e, (k = textContent(e).replace(/\s+/g, '')));
+    return k;
+  };
   for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]);
   while (stack.length) {
     const el = stack.pop()!;
     if (el.name === 'pre' || el.name === 'code' || el.name === 'table') continue;
+    const n = BLOCKS.has(el.name) ? (m.info.get(el)?.text ?? 0) : 0;
+    if (n >= BLOCK_CHARS) {
+      const same = byLength.get(n);
+      if (same) {
+        // A wrapper and its one child have the same text: only blocks side by side are copies.
+        const apart = same.filter((e) => !isAncestor(e, el));
+        if (apart.length) {
+          const k = keyOf(el);
+          const first = apart.find((e) => keyOf(e) === k);
+          if (first && !hasCode(el) && !inItems(first, el)) {
+            repeats.push(el);
+            continue;
+          }
+        }
+        same.push(el);
+      } else byLength.set(n, [el]);
+    }
     if (COMPARED.has(el.name)) {
       const key = el.name + ' ' + textContent(el).replace(/\s+/g, ' ').trim().toLowerCase();
       if (key.length >= MIN_CHARS + el.name.length + 1) {
-        if (seen.has(key)) {
+        const first = seen.get(key);
+        if (first && !inItems(first, el)) {
           repeats.push(el);
           continue;
         }
-        seen.add(key);
+        if (!first) seen.set(key, el);
       }
       if (el.name !== 'li' && el.name !== 'dd' && el.name !== 'blockquote') continue;
     }
     pushChildren(stack, el);
   }
   return repeats;
+}
+
+/** Items of a list alike in tag and class: at least this many. */
+const MIN_ITEMS = 3;
+
+/**
+ * Whether two blocks sit in different items of one list of alike items (coupons, offers, plans): each item
+ * repeats its terms on purpose. Responsive copies are two unlike siblings (a mobile and a desktop block).
+ */
+function inItems(a: Element, b: Element): boolean {
+  // The children of the lowest common ancestor that hold each.
+  let ia: Element = a;
+  for (let p = a.parent; p && isTag(p); ia = p, p = p.parent) {
+    if (!isAncestor(p, b)) continue;
+    let ib: Element = b;
+    // A quotation of an earlier post is a copy, whatever list holds it.
+    for (; ib.parent !== p; ib = ib.parent as Element) if (ib.name === 'blockquote') return false;
+    if (ib.name === 'blockquote') return false;
+    if (ia.name !== ib.name || (ia.attribs.class ?? '') !== (ib.attribs.class ?? '')) return false;
+    let alike = 0;
+    for (const k of p.children)
+      if (isTag(k) && k.name === ia.name && (k.attribs.class ?? '') === (ia.attribs.class ?? '')) alike++;
+    return alike >= MIN_ITEMS;
+  }
+  return false;
+}
+
+/** Code is repeated on purpose (an API's request and response may show the same JSON). */
+function hasCode(el: Element): boolean {
+  return !!findOne((e) => e.name === 'pre' || e.name === 'code', el.children, true);
 }
 
 function pushChildren(stack: Element[], el: ParentNode): void {

@@ -16,7 +16,7 @@ import { findOne, textContent } from 'domutils';
 import { BadRequestError } from '../../errors.ts';
 import { boilerplateIn } from './clean-boilerplate.ts';
 import { F_AD, F_HIDDEN, F_SHEET_HIDDEN } from './clean-classify.ts';
-import { bodyNodes, findMain } from './clean-main-content.ts';
+import { bodyNodes, findMain, firstTitle, productDescription } from './clean-main-content.ts';
 import { pageKind } from './clean-page-kind.ts';
 import { railsIn, siteOf } from './clean-rails.ts';
 import { carouselSlides, repeatedBlocks } from './clean-repeats.ts';
@@ -134,12 +134,18 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   const docTitle = documentTitle(doc);
   ensureBody(doc);
   let m = measure(doc, excluded, blockAds);
+  const first = m;
   if (noscriptHoldsPage(m)) {
     unwrapNoscripts(m);
     m = measure(doc, excluded, blockAds, undefined, m.styles);
   }
   const ubiquitous = ubiquitousNegTokens(m);
   if (ubiquitous.size) m = measure(doc, excluded, blockAds, ubiquitous, m.styles);
+  // The first walk dropped the <head> and the scripts: what they declared about the page stays known.
+  if (m !== first) {
+    m.declared = first.declared;
+    m.selfUrls = first.selfUrls;
+  }
   const included = include.length ? select(include, doc, 'includeTags') : null;
 
   // Hidden elements and ads: removed unless they hold most of the page or contain an explicit include.
@@ -175,7 +181,13 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
   if (!onlyMain || !isTag(m.body)) return bodyNodes(m);
 
   const kind = pageKind(m, opts.url);
-  const { container, title } = findMain(m, docTitle);
+  let { container, title } = findMain(m, docTitle);
+  // A product page's description block, when it holds much of the prose, is its content (with the name).
+  const description = kind === 'product' ? productDescription(m, container) : null;
+  if (description) {
+    container = description;
+    title = m.info.get(description)!.h1 ? null : firstTitle(m, description);
+  }
   const isBody = container === m.body;
   const site = siteHosts(opts.url, m.selfUrls);
   const remove = boilerplateIn(m, container, false, kind, site);
@@ -185,7 +197,7 @@ export function cleanDocument(doc: Document, opts: CleanOptions): AnyNode[] {
     if (kind !== 'collection' && kind !== 'thread')
       detach(m, railsIn(m, container, site, kind === 'product', kind === 'article', opts.url));
     const roots = title ? [title, container] : [container];
-    detach(m, repeatedBlocks(roots));
+    detach(m, repeatedBlocks(roots, m));
     detach(m, carouselSlides([container]));
     detach(m, permalinkAnchors(roots, opts.url));
     detach(m, orphanHeadings(roots));
