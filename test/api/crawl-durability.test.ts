@@ -10,6 +10,7 @@ import { type Api, type CrawlBody, apiClient } from '../helpers/api.ts';
 import { type NodeProcess, startNode } from '../helpers/process.ts';
 import { type TestService, newTestKey, startTestService, testEnv } from '../helpers/service.ts';
 import { urlKey } from '../../src/net/url-key.ts';
+import { waitUntil } from '../helpers/polling.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -31,16 +32,6 @@ async function statusOf(api: Api, id: string): Promise<any> {
   const res = await api.crawlStatus(id, '?limit=1');
   assert.equal(res.status, 200, res.text);
   return res.json;
-}
-
-async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** The crawl completed with exactly the pages /generated/1..total, each once (data and crawl_pages). */

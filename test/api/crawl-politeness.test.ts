@@ -16,6 +16,7 @@ import {
   storeKinds,
 } from '../helpers/service.ts';
 import '../helpers/loopback-dns.ts';
+import { maxInFlight } from '../helpers/polling.ts';
 
 /** Crawl-delay of the hosts these tests crawl (others keep the fixture's 1 s). */
 const CRAWL_DELAY = 0.5;
@@ -31,19 +32,6 @@ const pagesOf = (site: FixtureSite, host: string): RecordedRequest[] =>
   site.requests.filter((r) => r.host === host && r.path.startsWith('/generated/'));
 
 const gaps = (reqs: RecordedRequest[]) => reqs.slice(1).map((r, i) => r.at - reqs[i].at);
-
-/** Most requests in flight at once, from arrival and completion times. */
-function maxInFlight(reqs: RecordedRequest[]): number {
-  const events = reqs.flatMap((r) => [
-    [r.at, 1],
-    [r.doneAt ?? Number.MAX_SAFE_INTEGER, -1],
-  ]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let n = 0;
-  let max = 0;
-  for (const [, d] of events) max = Math.max(max, (n += d));
-  return max;
-}
 
 for (const store of storeKinds) {
   describe(`crawl politeness (${store})`, () => {

@@ -20,6 +20,7 @@ import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { type Api, apiClient } from '../helpers/api.ts';
 import { type NodeProcess, startNode } from '../helpers/process.ts';
 import { type TestService, newTestKey, startTestService } from '../helpers/service.ts';
+import { waitUntil } from '../helpers/polling.ts';
 
 const postgres = process.env.TEST_DATABASE_URL;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -37,16 +38,6 @@ function spawnNode(script: string, env: Record<string, string>): NodeProcess {
   const p = startNode(script, [], env);
   cleanups.push(() => p.kill());
   return p;
-}
-
-async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** A service on Postgres that runs no jobs, and the environment of worker processes sharing it. */

@@ -8,27 +8,15 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedSlots } from '../../src/store/shared-slots.ts';
 import type { Db } from '../../src/store/db-types.ts';
-import { type FixtureSite, type RecordedRequest, startFixtureSite } from '../fixtures/site/index.ts';
+import { type FixtureSite, startFixtureSite } from '../fixtures/site/index.ts';
 import { apiClient } from '../helpers/api.ts';
 import { startNode } from '../helpers/process.ts';
 import { type TestService, startTestService, testEnv } from '../helpers/service.ts';
 import { openDb } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrations.ts';
+import { maxInFlight } from '../helpers/polling.ts';
 
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
-
-/** Most requests in flight at once, from arrival and completion times. */
-function maxInFlight(reqs: RecordedRequest[]): number {
-  const events = reqs.flatMap((r) => [
-    [r.at, 1],
-    [r.doneAt ?? Number.MAX_SAFE_INTEGER, -1],
-  ]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let n = 0;
-  let max = 0;
-  for (const [, d] of events) max = Math.max(max, (n += d));
-  return max;
-}
 
 describe('shared slots (Postgres)', { skip: !postgres && 'TEST_DATABASE_URL not set' }, () => {
   let db: Db;
