@@ -19,6 +19,7 @@ import { browserSessionUrls, liveRoutes, redactTokens } from './api/routes/live.
 import { mapRoutes } from './api/routes/map.ts';
 import { monitorRoutes } from './api/routes/monitor.ts';
 import { parseRoutes } from './api/routes/parse.ts';
+import { playgroundRoutes } from './api/routes/playground.ts';
 import { fileRoutes } from './api/routes/files.ts';
 import { scrapeRoutes } from './api/routes/scrape.ts';
 import { searchRoutes } from './api/routes/search.ts';
@@ -119,6 +120,7 @@ export async function buildApp({ config, db, queue, stack, site }: AppDeps): Pro
   });
 
   await app.register(healthRoutes, { db });
+  await app.register(playgroundRoutes, { publicUrl: config.publicUrl });
   await app.register(teamRoutes, { db, config });
 
   const { scraper, http } = stack;

@@ -24,7 +24,7 @@ export async function installOpenApi(app: FastifyInstance, version: string): Pro
         version,
         description:
           'Self-hostable content retrieval: web pages and documents to LLM-ready output. Wire-compatible with the ' +
-          'Firecrawl v2 API. Every route but /health, /ready, /v2/openapi.json and /docs needs ' +
+          'Firecrawl v2 API. Every route but /health, /ready, /v2/openapi.json, /docs and the playground (/ and /playground/…) needs ' +
           '`Authorization: Bearer <key>`. Errors are `{success: false, code, error, details?}`; the Error schema ' +
           'lists every code with its HTTP status and meaning.',
       },
