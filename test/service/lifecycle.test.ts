@@ -87,7 +87,7 @@ test('the CLI creates, lists and revokes keys that the server then accepts or re
   });
   assert.equal(await quota.exit, 0, quota.stderr.join(''));
   const bad = startNode('src/cli.ts', ['keys', 'frobnicate'], { DATA_DIR: dataDir });
-  assert.equal(await bad.exit, 64);
+  assert.equal(await bad.exit, 2);
   assert.match(bad.stderr.join(''), /Unknown command: keys frobnicate[\s\S]*Usage/);
 
   let server = await startServer({ DATA_DIR: dataDir });
