@@ -98,10 +98,12 @@ for (const store of storeKinds) {
         }),
       );
       starts.sort((x, y) => x - y);
-      const gaps = starts.slice(1).map((s, i) => s - starts[i]);
+      // Starts are reserved 250 ms apart; one woken late (a busy machine) may come close to the next,
+      // so the schedule is checked cumulatively: the i-th start never runs ahead of it.
+      const since = starts.map((s) => s - starts[0]);
       assert.ok(
-        gaps.every((g) => g >= 240),
-        `gaps ${gaps.join(', ')} ms`,
+        since.every((x, i) => x >= i * 250 - 10),
+        `starts at ${since.join(', ')} ms`,
       );
       assert.ok(Date.now() - t0 >= 7 * 240);
       // Another host is not held up by this one.
