@@ -109,5 +109,5 @@ export function codeLanguage(pre: Element): string {
   }
   const parent = pre.parent !== null && (pre.parent.type as string) === 'tag' ? (pre.parent as Element) : null;
   const lang = languageOf(pre) || languageOf(code) || languageOf(parent);
-  return /^[\w+#.-]{1,40}$/.test(lang) ? lang : '';
+  return /^[\p{L}\p{N}_+#.-]{1,40}$/u.test(lang) ? lang : '';
 }

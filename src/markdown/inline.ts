@@ -30,7 +30,14 @@ interface Frame {
   title: string;
   /** The text before this link ended with `!` (which must be escaped: `![` opens an image). */
   bang: boolean;
+  /** Emphasis written with `_`/`__` rather than `*`/`**` (see pushFrame and close). */
+  alt: boolean;
+  /** Emphasis in buf whose text ends in punctuation: [start, marker length, end, kind] each (see settle), or null. */
+  pending: number[] | null;
 }
+
+/** Emphasis of one kind nests at most this deep (deeper, as in tag soup, reads as the same). */
+const MAX_NEST = 2;
 
 const ABSOLUTE_URL = /^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&()*+,;=%]+$/;
 
@@ -56,7 +63,7 @@ export class InlineWriter extends BlockWriter {
     this.base = base;
     this.removeBase64 = removeBase64;
     this.urlCache = urlCache;
-    this.top = { kind: F_PARA, buf: '', href: '', title: '', bang: false };
+    this.top = { kind: F_PARA, buf: '', href: '', title: '', bang: false, alt: false, pending: null };
     this.frames.push(this.top);
   }
 
@@ -74,8 +81,28 @@ export class InlineWriter extends BlockWriter {
     this.lastBang = last === 33;
   }
 
+  /**
+   * Emphasis inside emphasis of the same kind (`<em>a <em>b</em> c</em>`, `<b><b>x</b></b>`) is kept, as CommonMark
+   * nests it, up to MAX_NEST deep and only where it shows in the markdown: not inside a word (`*a*b*c*` would not
+   * nest), and not at the very start of other elements inside the outer one (`<b><a><b>x`, tag soup), where it would
+   * only add markers.
+   */
+  protected nestable(kind: number, depth: number): boolean {
+    if (depth >= MAX_NEST || isWordChar(this.charBefore(this.top))) return false;
+    const frames = this.frames;
+    let i = frames.length - 1;
+    if (frames[i].kind === kind) return true;
+    for (; i > 0; i--) {
+      if (frames[i].buf !== '') return true;
+      if (frames[i].kind === kind) return false;
+    }
+    return false;
+  }
+
   protected pushFrame(kind: number, href: string, title: string): void {
-    const f: Frame = { kind, buf: '', href, title, bang: this.lastBang };
+    // Emphasis right after a closing `*` (`**a**` then `<em>b</em>`) takes `_`: `**a***b*` would merge the runs.
+    const alt = kind !== F_LINK && kind !== F_DEL && this.top.buf.charCodeAt(this.top.buf.length - 1) === 42;
+    const f: Frame = { kind, buf: '', href, title, bang: this.lastBang, alt, pending: null };
     this.frames.push(f);
     this.top = f;
   }
@@ -118,8 +145,20 @@ export class InlineWriter extends BlockWriter {
     }
   }
 
+  /** The last character written before a frame's text (in it or the frames below), 32 at the start. */
+  protected charBefore(f: Frame): number {
+    const frames = this.frames;
+    let i = frames.lastIndexOf(f);
+    for (; i >= 0; i--) {
+      const b = frames[i].buf;
+      if (b !== '') return b.charCodeAt(b.length - 1);
+    }
+    return 32;
+  }
+
   /** Wrap a frame's text in its markers and append it to the parent frame. */
   private close(f: Frame, parent: Frame): void {
+    if (f.pending !== null) settle(f);
     const s = f.buf;
     if (s === '') return;
     f.buf = '';
@@ -136,12 +175,32 @@ export class InlineWriter extends BlockWriter {
     while (c === 32 || c === 10) c = s.charCodeAt(--b - 1);
     const core = a === 0 && b === n ? s : s.slice(a, b);
     let md: string;
+    let start = -1;
+    if (f.kind !== F_LINK) {
+      // Emphasis starting with punctuation right after a letter (`a**(b)**`) cannot open with markers (a marker
+      // starting the text, of emphasis inside, joins the run): its text goes in plain, as does that of one ending
+      // with punctuation before a letter, known once the text after it is (settle()). Literal `*` would show.
+      const c0 = core.charCodeAt(0);
+      if (c0 !== 42 && c0 !== 95 && isPunct(c0) && isWordChar(a > 0 ? 32 : this.charBefore(parent))) {
+        parent.buf += s;
+        return;
+      }
+      const cz = core.charCodeAt(core.length - 1);
+      // (A `*` ending the text, unescaped, is the closing marker of emphasis inside: the runs join.)
+      if (isPunct(cz) && !(cz === 42 && core.charCodeAt(core.length - 2) !== 92)) start = parent.buf.length + a;
+    }
     switch (f.kind) {
       case F_STRONG:
-        md = '**' + core + '**';
+        md =
+          f.alt || (innerEdge(core, false) && !isWordChar(this.charBefore(parent)))
+            ? '__' + core + '__'
+            : '**' + core + '**';
         break;
       case F_EM:
-        md = '*' + core + '*';
+        md =
+          f.alt || (innerEdge(core, true) && !isWordChar(this.charBefore(parent)))
+            ? '_' + core + '_'
+            : '*' + core + '*';
         break;
       case F_DEL:
         md = '~~' + core + '~~';
@@ -154,6 +213,10 @@ export class InlineWriter extends BlockWriter {
         }
     }
     parent.buf += (a > 0 ? s.slice(0, a) : '') + md + (b < n ? s.slice(b) : '');
+    if (start >= 0) {
+      const p = (parent.pending ??= []);
+      p.push(start, (md.length - core.length) >> 1, start + md.length, f.kind);
+    }
   }
 
   protected inlineCode(el: Element): void {
@@ -216,6 +279,7 @@ export class InlineWriter extends BlockWriter {
       frames[i].bang = false;
     }
     const para = frames[0];
+    if (para.pending !== null) settle(para);
     const text = para.buf;
     this.lastSpace = true;
     this.lastBang = false;
@@ -225,6 +289,52 @@ export class InlineWriter extends BlockWriter {
     else this.emitParagraph(text);
   }
 }
+
+/**
+ * Emphasis whose text starts with an emphasis that would merge with its own marker (`<em><em>x</em></em>` as
+ * `**x**`) takes `_`/`__`. `***x***` reads as `<em><strong>`, which `<strong><em>` also shows as, and `****x****`
+ * as `<strong><strong>`: those stay. Not inside a word, where `_` does not work.
+ */
+function innerEdge(core: string, em: boolean): boolean {
+  if (core.charCodeAt(0) !== 42) return false;
+  const run = core.charCodeAt(1) !== 42 ? 1 : core.charCodeAt(2) !== 42 ? 2 : 3;
+  return em ? run !== 2 : run === 3;
+}
+
+function isWordChar(c: number): boolean {
+  return (
+    (c >= 48 && c <= 57) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    (c > 127 && WORD.test(String.fromCharCode(c)))
+  );
+}
+const WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * Emphasis of a frame's text that ends in punctuation and is followed by a letter or digit (`**(b)**c`): its closing
+ * marker would not close and would show as a literal `**`, so its markers are taken out (`(b)c`).
+ */
+function settle(f: Frame): void {
+  const p = f.pending!;
+  f.pending = null;
+  let buf = f.buf;
+  for (let i = p.length - 4; i >= 0; i -= 4) {
+    const start = p[i];
+    const len = p[i + 1];
+    const end = p[i + 2];
+    if (end >= buf.length || !isWordChar(buf.charCodeAt(end))) continue;
+    buf = buf.slice(0, start) + buf.slice(start + len, end - len) + buf.slice(end);
+  }
+  f.buf = buf;
+}
+
+/** ASCII or Unicode punctuation (or symbol), as CommonMark's flanking rules count it. */
+function isPunct(c: number): boolean {
+  if (c < 128) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+  return PUNCT.test(String.fromCharCode(c));
+}
+const PUNCT = /[\p{P}\p{S}]/u;
 
 const LOWER_OR_DIGIT = /[\p{Ll}\p{Nd}]/u;
 const UPPER = /\p{Lu}/u;

@@ -147,12 +147,12 @@ class Converter extends ListWriter implements CellRenderer {
         this.requestBlank();
         return X_BLOCK;
       case K_STRONG:
-        if (this.strong > 0) return X_NONE;
+        if (this.strong > 0 && !this.nestable(F_STRONG, this.strong)) return X_NONE;
         this.strong++;
         this.pushFrame(F_STRONG, '', '');
         return X_FRAME;
       case K_EM:
-        if (this.em > 0) return X_NONE;
+        if (this.em > 0 && !this.nestable(F_EM, this.em)) return X_NONE;
         this.em++;
         this.pushFrame(F_EM, '', '');
         return X_FRAME;
@@ -206,7 +206,8 @@ class Converter extends ListWriter implements CellRenderer {
         this.flush();
         if (!this.cell) {
           this.requestBlank();
-          this.writeLine('---');
+          // `- ---` would read as a rule across the list, not one inside the item.
+          this.writeLine(this.items > 0 ? '***' : '---');
           this.requestBlank();
         }
         return SKIP;
