@@ -98,9 +98,16 @@ export class CrawlState {
     for (;;) {
       const want = limit === undefined ? batch : Math.min(batch, limit - data.length);
       if (want <= 0) break;
+      // The skipped rows are passed over in the (crawl_id, status, seq) index alone: an OFFSET over
+      // the full rows would read and convert every skipped document (the SDK's polls read from
+      // ever larger offsets, so each poll would cost the whole crawl so far).
       const { rows } = await this.#db.query<{ document: ScrapeDocument; size: number }>(
-        `SELECT document, octet_length(document::text) AS size FROM crawl_pages
-         WHERE crawl_id = $1 AND status = 'done' ORDER BY seq OFFSET $2 LIMIT $3`,
+        `WITH s AS (
+           SELECT seq FROM crawl_pages WHERE crawl_id = $1 AND status = 'done' ORDER BY seq OFFSET $2 LIMIT $3
+         )
+         SELECT p.document, octet_length(p.document::text) AS size FROM s
+         JOIN crawl_pages p ON p.crawl_id = $1 AND p.seq = s.seq AND p.status = 'done'
+         ORDER BY s.seq`,
         [id, offset, want + 1],
       );
       for (let i = 0; i < Math.min(rows.length, want); i++) {
