@@ -63,6 +63,14 @@ const jobErrors = {
   BATCH_SCRAPE_NOT_RUNNING: { status: 409, meaning: 'appendToId names a batch scrape that is no longer running' },
   EXTRACT_NOT_FOUND: { status: 404, meaning: "No such extract for this team (another team's id, or an expired one)" },
   FILE_NOT_FOUND: { status: 404, meaning: 'No such stored file (screenshot, media...), or it has expired' },
+  CRAWL_FAILED: {
+    status: null,
+    meaning: '`npx gleaner crawl`: the crawl it watched ended failed (exit code 1; the crawl status holds the reason)',
+  },
+  CRAWL_CANCELLED: {
+    status: null,
+    meaning: '`npx gleaner crawl`: the crawl it watched was cancelled (exit code 1)',
+  },
   JOB_INTERRUPTED: {
     status: null,
     meaning:
