@@ -96,6 +96,8 @@ describe('browser pool hygiene', { skip: (!chromiumAvailable() || !linux) && 'ne
     // A crash in the middle of a page: the retry's context is closed too.
     const pending = e.fetch(req('/slow?ms=800'));
     await sleep(300);
+    // The browser the page went to (its pid is known once the launch has been seen in /proc).
+    assert.ok(await until(() => e.browserPid !== undefined, 5000), 'a browser is running the page');
     process.kill(e.browserPid!, 'SIGKILL');
     assert.equal((await pending).status, 200);
     assert.ok(await until(() => e.stats().openContexts === 0, 3000), `open: ${e.stats().openContexts}`);
