@@ -1,6 +1,7 @@
 // The deterministic fill of the pages an extract read: each page's fill (with a schema,
 // fillJsonSchema; with a prompt only, its main structured-data item), then the pages' fills merged.
-import { parseDocument } from 'htmlparser2';
+import type { Document } from 'domhandler';
+import { parseHtml } from '../markdown/html-parser.ts';
 import type { ScrapeDocument } from '../contract/scrape.ts';
 import { fillJsonSchema } from '../extractors/json-fields.ts';
 import { type StructuredData, extractStructuredData } from '../extractors/structured-data.ts';
@@ -64,9 +65,9 @@ export interface ScrapedPage {
 export function fillOf(doc: ScrapeDocument, schema: JsonSchema | undefined): ScrapedPage {
   const url = doc.metadata.url ?? doc.metadata.sourceURL ?? '';
   const markdown = doc.markdown ?? '';
-  let structured: { data: StructuredData; doc: ReturnType<typeof parseDocument> } | undefined;
+  let structured: { data: StructuredData; doc: Document } | undefined;
   if (doc.rawHtml !== undefined && /html/i.test(String(doc.metadata.contentType ?? 'text/html'))) {
-    const dom = parseDocument(doc.rawHtml);
+    const dom = parseHtml(doc.rawHtml);
     structured = { data: extractStructuredData(dom, { baseUrl: url }), doc: dom };
   }
   if (schema) {

@@ -4,7 +4,7 @@
 import type { AnyNode, Element, Text } from 'domhandler';
 import { BlockWriter } from './blocks.ts';
 import { gatherText } from './code.ts';
-import { isDataUrl } from './elements.ts';
+import { KINDS, K_DROP, isDataUrl } from './elements.ts';
 import {
   altText,
   codeSpan,
@@ -357,7 +357,8 @@ function firstTextChar(el: Element): number | undefined {
     if (n.type === 'text') {
       const m = /\S/.exec((n as Text).data);
       if (m) return m[0].charCodeAt(0);
-    } else if (n.type === 'tag') {
+    } else if (n.type === 'tag' && KINDS.get((n as Element).name) !== K_DROP) {
+      // What the converter drops (an icon's <svg><title>) is not text the reader sees.
       const kids = (n as Element).children;
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
     }

@@ -3,10 +3,9 @@
 // says what entering and leaving each kind of element does. Design and the choices made where
 // Markdown gives several: docs/design/markdown.md.
 import type { AnyNode, ChildNode, Document, Element, Text } from 'domhandler';
-import { parseDocument } from 'htmlparser2';
-import { capDomDepth } from './dom-depth.ts';
 import { codeBlockLines, codeBlockText, codeLanguage } from './code.ts';
 import { figureChildren, findBaseHref, nextNode } from './dom.ts';
+import { parseHtml } from './html-parser.ts';
 import {
   K_A,
   K_BLOCK,
@@ -46,9 +45,7 @@ export interface MarkdownOptions {
 }
 
 export function htmlToMarkdown(html: string, opts?: MarkdownOptions): string {
-  const doc = parseDocument(html);
-  capDomDepth(doc);
-  return domToMarkdown(doc, opts);
+  return domToMarkdown(parseHtml(html, { skipUnrendered: true }), opts);
 }
 
 export function domToMarkdown(nodes: AnyNode | AnyNode[], opts: MarkdownOptions = {}): string {

@@ -6,14 +6,13 @@ import { selectAll } from 'css-select';
 import render from 'dom-serializer';
 import { type AnyNode, type Document, type Element, isTag } from 'domhandler';
 import { findOne } from 'domutils';
-import { parseDocument } from 'htmlparser2';
 import { type StructuredData, extractStructuredData } from '../../extractors/structured-data.ts';
 import { type MediaCandidate, discoverMedia } from '../media/discover.ts';
 import { type FormatPlan, needsMarkdown, needsStructuredData, wantsMedia } from '../plan.ts';
 import { asBrowserReads } from './browser-html.ts';
 import { cleanDocument } from './clean.ts';
 import { domToMarkdown } from '../../markdown/markdown.ts';
-import { capDomDepth } from '../../markdown/dom-depth.ts';
+import { parseHtml } from '../../markdown/html-parser.ts';
 import { extractMetadata } from './metadata.ts';
 
 export interface HtmlTransformInput {
@@ -50,8 +49,7 @@ export interface HtmlTransformOutput {
 }
 
 export function transformHtml(input: HtmlTransformInput): HtmlTransformOutput {
-  const doc = parseDocument(asBrowserReads(input.html));
-  capDomDepth(doc);
+  const doc = parseHtml(asBrowserReads(input.html));
   const base = baseUrl(doc, input.url);
   const out: HtmlTransformOutput = {
     metadata: extractMetadata(doc, {
