@@ -3,7 +3,7 @@
 // The second copy of a block whose text is already there adds nothing; it is dropped, unless the two
 // sit in different items of one list of alike items (each coupon states its terms). So are the later
 // slides of a tile's photo carousel.
-import { type Element, isTag, type ParentNode, type Text } from 'domhandler';
+import { type ChildNode, type Element, isTag, type ParentNode, type Text } from 'domhandler';
 import { findOne, textContent } from 'domutils';
 import { isAncestor, type Measure } from './clean-measure.ts';
 
@@ -34,6 +34,14 @@ export function repeatedBlocks(roots: Element[], m: Measure): Element[] {
     if (k === undefined) keys.set(e, (k = textContent(e).replace(/\s+/g, '')));
     return k;
   };
+  const byTagAndLength = new Map<string, Element[]>();
+  const blockKeys = new Map<Element, string>();
+  const blockKey = (e: Element) => {
+    let k = blockKeys.get(e);
+    if (k === undefined)
+      blockKeys.set(e, (k = e.name + ' ' + textContent(e).replace(/\s+/g, ' ').trim().toLowerCase()));
+    return k;
+  };
   for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]);
   while (stack.length) {
     const el = stack.pop()!;
@@ -56,20 +64,52 @@ export function repeatedBlocks(roots: Element[], m: Measure): Element[] {
       } else byLength.set(n, [el]);
     }
     if (COMPARED.has(el.name)) {
-      const key = el.name + ' ' + textContent(el).replace(/\s+/g, ' ').trim().toLowerCase();
-      if (key.length >= MIN_CHARS + el.name.length + 1) {
-        const first = seen.get(key);
-        if (first && !inItems(first, el)) {
-          repeats.push(el);
-          continue;
+      const chars = m.info.get(el)?.text;
+      if (chars !== undefined && chars >= MIN_CHARS) {
+        // Blocks by tag and measured length first: only blocks that share both have their text read and compared
+        // (reading every paragraph's text was a fifth of a long article's transform).
+        const bucket = `${el.name} ${chars} ${firstChar(el)}`;
+        const same = byTagAndLength.get(bucket);
+        if (same) {
+          const k = blockKey(el);
+          const first = same.find((e) => blockKey(e) === k);
+          if (first && !inItems(first, el)) {
+            repeats.push(el);
+            continue;
+          }
+          same.push(el);
+        } else byTagAndLength.set(bucket, [el]);
+      } else {
+        const key = blockKey(el);
+        if (key.length >= MIN_CHARS + el.name.length + 1) {
+          const first = seen.get(key);
+          if (first && !inItems(first, el)) {
+            repeats.push(el);
+            continue;
+          }
+          if (!first) seen.set(key, el);
         }
-        if (!first) seen.set(key, el);
       }
       if (el.name !== 'li' && el.name !== 'dd' && el.name !== 'blockquote') continue;
     }
     pushChildren(stack, el);
   }
   return repeats;
+}
+
+/** The first character of the element's text that is not whitespace, lower-cased ('' when none). */
+function firstChar(el: Element): string {
+  const stack: ChildNode[] = [...el.children].reverse();
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'text') {
+      const m = /\S/.exec((n as Text).data);
+      if (m) return m[0].toLowerCase();
+    } else if (isTag(n)) {
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+    }
+  }
+  return '';
 }
 
 /** Items of a list alike in tag and class: at least this many. */
