@@ -28,10 +28,14 @@ if (!baselinesInstalled()) run('npm', ['ci', '--no-audit', '--no-fund']);
 run(process.execPath, [new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname, '-p', dir]);
 
 const wanted = process.argv.slice(2);
-const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
-  .sort();
+const all = readdirSync(dir).filter((f) => f.endsWith('.bench.ts'));
+// A name that is a bench's whole name runs that bench alone (`crawl` is not also `crawl-scale`); any other name
+// runs every bench whose file name contains it.
+const matches = (w: string) => {
+  const exact = all.filter((f) => f === `${w}.bench.ts`);
+  return exact.length > 0 ? exact : all.filter((f) => f.includes(w));
+};
+const files = (wanted.length === 0 ? all : [...new Set(wanted.flatMap(matches))]).sort();
 let failed = 0;
 for (const file of files) {
   console.log(`\n### ${file}`);
