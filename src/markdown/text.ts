@@ -16,6 +16,9 @@ const SPECIAL = /[\\*_`[\]<&~]/;
 function isAsciiPunct(c: number): boolean {
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 }
+function isWhitespaceCode(c: number): boolean {
+  return c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 0xa0;
+}
 function isSpace(c: number): boolean {
   return c === 32 || c === 10;
 }
@@ -29,7 +32,7 @@ function isAlpha(c: number): boolean {
 
 /**
  * Escape the characters of collapsed text that Markdown would otherwise read as markup, and only
- * those: `\` before punctuation, `*`/`~` unless surrounded by spaces (`2 * 3` stays), `_` unless
+ * those: `\` before punctuation or whitespace, `*`/`~` unless surrounded by spaces (`2 * 3` stays), `_` unless
  * inside a word (`snake_case` stays), every backtick, `]` before `(`/`[`/`:` (all brackets inside
  * link text), `<` that would open a tag and `&` that would read as an entity. Neighbours outside
  * this string count as non-space, so a boundary errs on the side of escaping. Line-start markers
@@ -46,11 +49,14 @@ export function escapeText(s: string, inLink: boolean): string {
     let esc: boolean;
     switch (c) {
       case 92: // \
-        esc = i + 1 >= n || isAsciiPunct(s.charCodeAt(i + 1));
+        // Before whitespace too: a frame's edge may trim it (`[\](…)` escapes the bracket), and before a line end
+        // a backslash is a hard break.
+        esc = i + 1 >= n || isAsciiPunct(s.charCodeAt(i + 1)) || isWhitespaceCode(s.charCodeAt(i + 1));
         break;
       case 42: // *
       case 126: // ~
-        esc = !(i > 0 && i + 1 < n && isSpace(s.charCodeAt(i - 1)) && isSpace(s.charCodeAt(i + 1)));
+        // Spaces at the string's edges do not count: an emphasis or link frame may move them outside itself.
+        esc = !(i > 1 && i + 2 < n && isSpace(s.charCodeAt(i - 1)) && isSpace(s.charCodeAt(i + 1)));
         break;
       case 95: // _
         esc = !(i > 0 && i + 1 < n && isWord(s.charCodeAt(i - 1)) && isWord(s.charCodeAt(i + 1)));
