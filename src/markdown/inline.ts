@@ -81,6 +81,9 @@ export class InlineWriter extends BlockWriter {
     this.lastBang = last === 33;
   }
 
+  /** The code span written last: where it sits in which frame's text, and its text (inlineCode merges with it). */
+  private lastCode: { frame: Frame; start: number; end: number; text: string } | null = null;
+
   /**
    * Emphasis inside emphasis of the same kind (`<em>a <em>b</em> c</em>`, `<b><b>x</b></b>`) is kept, as CommonMark
    * nests it, up to MAX_NEST deep and only where it shows in the markdown: not inside a word (`*a*b*c*` would not
@@ -207,7 +210,9 @@ export class InlineWriter extends BlockWriter {
         break;
       default:
         md = '[' + core + '](' + f.href + f.title + ')';
-        if (f.bang) {
+        // A `!` right before the link would make it an image. Only when it is in this same text: one written
+        // before an emphasis marker (`!**[a](…)**`) is kept apart by the marker.
+        if (f.bang && parent.buf.endsWith('!')) {
           parent.buf = parent.buf.slice(0, -1) + '\\!';
           f.bang = false;
         }
@@ -232,9 +237,18 @@ export class InlineWriter extends BlockWriter {
       return;
     }
     let md = a === 1 && !this.lastSpace ? ' ' : '';
-    md += codeSpan(s.slice(a, b));
-    if (b < n) md += ' ';
-    this.top.buf += md;
+    let text = s.slice(a, b);
+    const top = this.top;
+    if (md === '' && this.lastCode !== null && this.lastCode.frame === top && this.lastCode.end === top.buf.length) {
+      // Right after another code span: one span of both texts (`a``b` would read as one span holding "a``b").
+      top.buf = top.buf.slice(0, this.lastCode.start);
+      text = this.lastCode.text + text;
+    }
+    const start = top.buf.length + md.length;
+    md += codeSpan(text);
+    top.buf += md;
+    this.lastCode = b < n ? null : { frame: top, start, end: top.buf.length, text };
+    if (b < n) top.buf += ' ';
     this.lastSpace = b < n;
     this.lastBang = false;
   }
