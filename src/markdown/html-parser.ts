@@ -201,8 +201,8 @@ export interface HtmlParseOptions {
   /** Flatten elements nested deeper than this (default: Chromium's 512; see dom-depth.ts). */
   maxDepth?: number;
   /**
-   * Leave out the content of elements the Markdown converter drops whole (scripts, styles, SVG, forms' controls,
-   * hidden elements: elements.ts): the elements stay, empty, so their neighbours read the same.
+   * Leave out the content of elements the Markdown converter drops whole (SKIP_CONTENT: scripts, styles, SVG,
+   * noscript, templates, selects, media): the elements stay, empty, so their neighbours read the same.
    */
   skipUnrendered?: boolean;
 }
