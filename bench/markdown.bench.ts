@@ -6,12 +6,12 @@
 // Each round runs both converters over the whole corpus, alternating which goes first, so the host's drift (these
 // machines are shared) hits both alike; the figure is the ratio of the median rounds' MB/s, with the ratio of the
 // total times and each round's ratio beside it. (Interleaving the two page by page instead costs ours ~15%: each evicts the other's caches.)
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import TurndownService from 'turndown';
 import { htmlToMarkdown } from '../src/markdown/markdown.ts';
-import { readHtml, readPages } from '../test/helpers/wcxb-corpus.ts';
+import { findWcxbDev, readHtml, readPages } from '../test/helpers/wcxb-corpus.ts';
 import { type CorpusPage, generateCorpus } from './corpus/html-pages.ts';
 
 const require = createRequire(import.meta.url);
@@ -21,15 +21,6 @@ const STRIDE = Number(process.env.MARKDOWN_BENCH_STRIDE ?? 15);
 const MIN_ROUNDS = 3;
 const MAX_ROUNDS = 9;
 const BUDGET_MS = 60_000;
-
-function findCorpus(): string | null {
-  if (process.env.WCXB_DIR) return resolve(process.env.WCXB_DIR);
-  for (let d = resolve(new URL('..', import.meta.url).pathname); ; d = dirname(d)) {
-    const candidate = join(d, 'shared/corpora/wcxb-dev');
-    if (existsSync(join(candidate, 'metadata.json'))) return candidate;
-    if (dirname(d) === d) return null;
-  }
-}
 
 /** Real pages under dir (bounded walk), sizes within 50–500 KB, a deterministic spread of them. */
 function docPages(dir: string, max: number): CorpusPage[] {
@@ -69,7 +60,7 @@ turndown.use(gfm);
 const ours = (html: string) => htmlToMarkdown(html, { baseUrl: 'https://example.com/docs/page.html' });
 const theirs = (html: string) => turndown.turndown(html);
 
-const wcxb = findCorpus();
+const wcxb = findWcxbDev(new URL('..', import.meta.url).pathname);
 let pages: CorpusPage[];
 let source: string;
 if (wcxb !== null) {

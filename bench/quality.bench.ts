@@ -28,9 +28,9 @@
 // picking one region; test/helpers/wcxb-oracle.ts; ~3 minutes on the whole split),
 // QUALITY_BENCH_BROWSER=1. Runs alone too: `node bench/quality.bench.ts`.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Readability } from '@mozilla/readability';
 import { DOMParser } from 'linkedom';
 import { scrapeRequest } from '../src/contract/scrape.ts';
@@ -44,6 +44,7 @@ import { bestSubtreeF1 } from '../test/helpers/wcxb-oracle.ts';
 import {
   type WcxbPage,
   contentTypeOf,
+  findWcxbDev,
   readHtml,
   readPages,
   readTruth,
@@ -63,12 +64,9 @@ import {
 const repo = resolve(new URL('..', import.meta.url).pathname);
 
 function findCorpus(): string {
-  if (process.env.WCXB_DIR) return resolve(process.env.WCXB_DIR);
-  for (let d = repo; ; d = dirname(d)) {
-    const candidate = join(d, 'shared/corpora/wcxb-dev');
-    if (existsSync(join(candidate, 'metadata.json'))) return candidate;
-    if (dirname(d) === d) throw new Error(`no shared/corpora/wcxb-dev above ${repo}: set WCXB_DIR`);
-  }
+  const dir = findWcxbDev(repo);
+  if (dir === null) throw new Error(`no shared/corpora/wcxb-dev above ${repo}: set WCXB_DIR`);
+  return dir;
 }
 
 /** The first ids of each type, `limit` in all, split between types in proportion to their size (largest remainder). */

@@ -5,10 +5,10 @@
 // Each page is served at its original path and query (extractors may read the URL's shape), on as many loopback
 // ports as the most pages sharing one path need ("/" is shared by dozens of home pages); only the host differs.
 // The body is the page as fetched, gunzipped, with the charset its meta tag declares in the Content-Type.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Api } from './api.ts';
 import type { WcxbTruth } from './wcxb-score.ts';
@@ -18,6 +18,16 @@ export interface WcxbPage {
   type: string;
   /** The URL the page was fetched from (a few pages have none). */
   url: string | null;
+}
+
+/** The WCXB dev split: WCXB_DIR, else shared/corpora/wcxb-dev in the nearest ancestor of `from` that has it; null. */
+export function findWcxbDev(from: string): string | null {
+  if (process.env.WCXB_DIR) return resolve(process.env.WCXB_DIR);
+  for (let d = resolve(from); ; d = dirname(d)) {
+    const candidate = join(d, 'shared/corpora/wcxb-dev');
+    if (existsSync(join(candidate, 'metadata.json'))) return candidate;
+    if (dirname(d) === d) return null;
+  }
 }
 
 /** The corpus's pages, by id. */

@@ -4,8 +4,8 @@
 // site's pages, on hand-picked edge cases of the tokenizer, and on generated tag soup (fast-check, seeded).
 // skipUnrendered must not change the Markdown of any page.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { AnyNode, Element } from 'domhandler';
@@ -14,6 +14,7 @@ import { parseDocument } from 'htmlparser2';
 import { parseHtml } from '../../src/markdown/html-parser.ts';
 import { domToMarkdown, htmlToMarkdown } from '../../src/markdown/markdown.ts';
 import * as site from '../fixtures/site/pages.ts';
+import { findWcxbDev } from '../helpers/wcxb-corpus.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 42);
 
@@ -58,15 +59,6 @@ function difference(html: string): string | null {
   return null;
 }
 
-function findWcxb(): string | null {
-  if (process.env.WCXB_DIR) return resolve(process.env.WCXB_DIR);
-  for (let d = resolve(import.meta.dirname, '../..'); ; d = dirname(d)) {
-    const candidate = join(d, 'shared/corpora/wcxb-dev');
-    if (existsSync(join(candidate, 'metadata.json'))) return candidate;
-    if (dirname(d) === d) return null;
-  }
-}
-
 function gzPages(dir: string, stride: number): { name: string; html: string }[] {
   const html = join(dir, 'html');
   return readdirSync(html)
@@ -77,7 +69,7 @@ function gzPages(dir: string, stride: number): { name: string; html: string }[] 
 }
 
 const sample = gzPages(resolve(import.meta.dirname, '../fixtures/wcxb-sample'), 1);
-const wcxb = findWcxb();
+const wcxb = findWcxbDev(resolve(import.meta.dirname, '../..'));
 // A fifth of the dev split (300 pages, ~85 MB) keeps this under ~15 s; WCXB_PARSER_STRIDE=1 checks every page.
 const real = wcxb === null ? [] : gzPages(wcxb, Number(process.env.WCXB_PARSER_STRIDE ?? 5));
 
