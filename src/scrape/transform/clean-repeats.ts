@@ -23,7 +23,6 @@ const BLOCK_CHARS = 60;
 
 /** The later copies of repeated blocks in the roots (and under them), outermost only. */
 export function repeatedBlocks(roots: Element[], m: Measure): Element[] {
-  const seen = new Map<string, Element>();
   const repeats: Element[] = [];
   const stack: Element[] = [];
   // Container blocks by their text's length (cheap), then by their text once two share a length.
@@ -64,31 +63,19 @@ export function repeatedBlocks(roots: Element[], m: Measure): Element[] {
       } else byLength.set(n, [el]);
     }
     if (COMPARED.has(el.name)) {
-      const chars = m.info.get(el)?.text;
-      if (chars !== undefined && chars >= MIN_CHARS) {
-        // Blocks by tag and measured length first: only blocks that share both have their text read and compared
-        // (reading every paragraph's text was a fifth of a long article's transform).
-        const bucket = `${el.name} ${chars} ${firstChar(el)}`;
-        const same = byTagAndLength.get(bucket);
-        if (same) {
-          const k = blockKey(el);
-          const first = same.find((e) => blockKey(e) === k);
-          if (first && !inItems(first, el)) {
-            repeats.push(el);
-            continue;
-          }
-          same.push(el);
-        } else byTagAndLength.set(bucket, [el]);
-      } else {
-        const key = blockKey(el);
-        if (key.length >= MIN_CHARS + el.name.length + 1) {
-          const first = seen.get(key);
-          if (first && !inItems(first, el)) {
-            repeats.push(el);
-            continue;
-          }
-          if (!first) seen.set(key, el);
+      // Blocks by tag, measured length and first letter first: only blocks that share all three have their text
+      // read and compared (reading every paragraph's text was a fifth of a long article's transform).
+      const bucket = `${el.name} ${m.info.get(el)?.text ?? -1} ${firstChar(el)}`;
+      const same = byTagAndLength.get(bucket);
+      if (same === undefined) byTagAndLength.set(bucket, [el]);
+      else {
+        const k = blockKey(el);
+        const first = k.length >= MIN_CHARS + el.name.length + 1 ? same.find((e) => blockKey(e) === k) : undefined;
+        if (first && !inItems(first, el)) {
+          repeats.push(el);
+          continue;
         }
+        same.push(el);
       }
       if (el.name !== 'li' && el.name !== 'dd' && el.name !== 'blockquote') continue;
     }
