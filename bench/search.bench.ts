@@ -32,7 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openDb } from '../src/store/db.ts';
 import { createJob } from '../src/store/jobs.ts';
 import { migrate } from '../src/store/migrations.ts';
-import { INDEX_BATCH } from '../src/crawl/search-indexer.ts';
+import { INDEX_BATCH } from '../src/store/search-indexer.ts';
 import { OwnIndexBackend } from '../src/search/own-index.ts';
 import { indexQueued, searchIndex } from '../src/store/search-index.ts';
 import { ensureTeam } from '../src/store/teams.ts';
@@ -171,7 +171,7 @@ async function indexAndQueries(): Promise<void> {
     const batch = Array.from({ length: Math.min(BATCH, PAGES - i) }, (_, j) => page(i + j));
     bytes += batch.reduce((n, p) => n + p.m.length, 0);
     await db.query(storeSql, [JSON.stringify(batch), team.id, job.id]);
-    // The background step's statement (src/crawl/search-indexer.ts), a batch at a time.
+    // The background step's statement (src/store/search-indexer.ts), a batch at a time.
     for (let left = batch.length; left > 0; left -= INDEX_BATCH) {
       const t = performance.now();
       await indexQueued(db, { limit: INDEX_BATCH });

@@ -8,6 +8,7 @@ import { type JobQueue } from '../jobs/queue.ts';
 import { normalizeUrl } from '../net/url-key.ts';
 import type { Scraper } from '../scrape/scrape.ts';
 import type { PageCacheBatcher } from '../store/pages.ts';
+import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { Caller } from '../store/teams.ts';
 import { admit } from './admission.ts';
 import { BatchScrapes } from './batch-scrape.ts';
@@ -16,7 +17,6 @@ import { CrawlEvents } from './crawl-events.ts';
 import { CRAWL_TTL_MS, type CrawlKind, type CrawlRow, crawlKey, scopeOf } from './crawl-row.ts';
 import { type CrawlStatus, CrawlState } from './crawl-state.ts';
 import { type Settled, PageRecorder } from './page-record.ts';
-import { SearchIndexer } from './search-indexer.ts';
 import { type ClaimedPage, type PageContext, type PageOutcome, PageRunner } from './page-run.ts';
 import type { Politeness } from './politeness.ts';
 import { refuse } from './refuse.ts';
@@ -60,7 +60,7 @@ export class Crawler {
     const state = (this.#state = new CrawlState(db, events));
     this.#batches = new BatchScrapes({ db, scraper, events, state });
     this.#pages = new PageRunner({ db, scraper, robots, politeness, cache });
-    this.searchIndexer = scraper.indexesPages ? new SearchIndexer(db, log) : undefined;
+    this.searchIndexer = scraper.searchIndexer;
     this.#recorder = new PageRecorder(db, events, this.searchIndexer);
     this.#seeder = new SitemapSeeder({ db, sitemaps, log, state, events });
   }

@@ -1,6 +1,6 @@
 // Recording pages' outcomes, a batch at a time (the frontier's flush): children admitted first,
 // every page in one statement with its charge, its crawl's counters and its search index entry
-// (queued: src/crawl/search-indexer.ts),
+// (queued: src/store/search-indexer.ts),
 // then the pages' webhook events, depth corrections and the end of crawls whose every page is recorded.
 import { wantsEvent } from '../jobs/webhooks.ts';
 import { type Candidate, admit } from './admission.ts';
@@ -10,7 +10,7 @@ import type { CrawlRow } from './crawl-row.ts';
 import type { ClaimedPage, RecordInput } from './page-run.ts';
 import type { Db } from '../store/db-types.ts';
 import { searchEntryOf } from '../scrape/search-entry.ts';
-import type { SearchIndexer } from './search-indexer.ts';
+import type { SearchIndexer } from '../store/search-indexer.ts';
 
 /** A page's outcome to record (PageRecorder.settle). */
 export interface Settled {
@@ -91,7 +91,7 @@ export class PageRecorder {
            AND p.crawl_id = ANY($2::uuid[]) AND p.url_key = ANY($3::text[])
          RETURNING p.crawl_id, p.url_key, p.depth, p.status, r.n, r.t, r.a
        ), queued AS (
-         -- the own search index's queue (indexed shortly after, off this path: src/crawl/search-indexer.ts)
+         -- the own search index's queue (indexed shortly after, off this path: src/store/search-indexer.ts)
          INSERT INTO search_queue (crawl_id, page_key, team_id, entry)
          SELECT r.c, r.k, r.t, r.i FROM page JOIN r ON r.c = page.crawl_id AND r.k = page.url_key
          WHERE page.status = 'done' AND r.i IS NOT NULL

@@ -5,6 +5,7 @@ import type { MediaConfig } from '../config.ts';
 import type { ParsePool } from '../documents/parse-pool.ts';
 import type { LlmProvider } from '../llm/provider.ts';
 import type { PageCacheBatcher } from '../store/pages.ts';
+import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { BrowserEngine } from './engines/browser.ts';
 import type { HttpEngine } from './engines/http.ts';
 import type { TeamConcurrency } from './team-concurrency.ts';
@@ -28,8 +29,8 @@ export interface ScrapeDeps {
   llmMaxOutputTokens?: number;
   /** The audio and video formats' limits and ffmpeg (default: the configuration's defaults). */
   media?: MediaConfig;
-  /** Index stored pages for POST /v2/search (GLEANER_SEARCH_INDEX; default true). */
-  searchIndex?: boolean;
+  /** Indexes stored pages for POST /v2/search in the background (GLEANER_SEARCH_INDEX); none: not indexed. */
+  searchIndexer?: SearchIndexer;
 }
 
 /** Per-request context from the route. */

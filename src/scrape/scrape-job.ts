@@ -61,7 +61,7 @@ export function finishScrapeJob(
   caller: Caller,
   jobId: string,
   credits: number,
-  kept: { json: string; replay: string; index?: { entry: SearchEntry; markdown: string } } | undefined,
+  kept: { json: string; replay: string; searchEntry?: SearchEntry } | undefined,
   cacheWrite: Promise<void> | undefined,
 ): void {
   const finished = finishScrape(d.db, {
@@ -71,8 +71,13 @@ export function finishScrapeJob(
     credits,
     json: kept?.json,
     replay: kept?.replay,
-    index: kept?.index,
-  }).catch((err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'));
+    searchEntry: kept?.searchEntry,
+  })
+    .then(
+      // Queued for the search index: the indexer takes it from there.
+      () => kept?.searchEntry && d.searchIndexer?.poke(),
+    )
+    .catch((err: unknown) => d.log.error({ err, jobId }, 'could not store a finished scrape (its answer was sent)'));
   pendingWrites.track(cacheWrite ? Promise.all([finished, cacheWrite]).then(() => undefined) : finished, {
     teamId: caller.teamId,
     jobId,

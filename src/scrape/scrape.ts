@@ -8,6 +8,7 @@ import { DEFAULT_MEDIA_CONFIG } from '../config.ts';
 import { BadRequestError, ScrapeTimeoutError } from '../errors.ts';
 import { blockedTarget, refuseBlockedTarget } from '../net/ssrf.ts';
 import type { SearchEntry } from '../store/search-index.ts';
+import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { Caller } from '../store/teams.ts';
 import { assembleDocument } from './assemble.ts';
 import { attachBrowserOutputs, attachMedia, type MediaTools } from './attachments.ts';
@@ -77,20 +78,19 @@ export class Scraper {
     // Lockdown is treated as zero data retention (spec): neither keeps the document nor its replay.
     const kept = quiet
       ? undefined
-      : { json, replay: JSON.stringify(scrapeReplay(req)), index: this.#indexOf(document) };
+      : { json, replay: JSON.stringify(scrapeReplay(req)), searchEntry: this.#searchEntryOf(document) };
     finishScrapeJob(this.#d, this.pendingWrites, caller, jobId, credits, kept, cacheWrite);
     return { document, json, jobId };
   }
 
-  /** Whether stored pages go into the own search index (GLEANER_SEARCH_INDEX). */
-  get indexesPages(): boolean {
-    return this.#d.searchIndex !== false;
+  /** The own search index's background step (GLEANER_SEARCH_INDEX; none when off): stored pages are queued for it. */
+  get searchIndexer(): SearchIndexer | undefined {
+    return this.#d.searchIndexer;
   }
 
-  /** The document's search index entry and markdown (src/scrape/search-entry.ts), when indexing is on. */
-  #indexOf(document: ScrapeDocument): { entry: SearchEntry; markdown: string } | undefined {
-    const entry = this.indexesPages ? searchEntryOf(document) : undefined;
-    return entry && { entry, markdown: document.markdown ?? '' };
+  /** The document's search index entry (src/scrape/search-entry.ts), when indexing is on. */
+  #searchEntryOf(document: ScrapeDocument): SearchEntry | undefined {
+    return this.#d.searchIndexer ? searchEntryOf(document) : undefined;
   }
 
   /** Validates a request as POST /v2/scrape would (400 naming the field); returns its plan. */

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ParsePool } from '../documents/parse-pool.ts';
 import { TeamConcurrency } from './team-concurrency.ts';
+import { SearchIndexer } from '../store/search-indexer.ts';
 import { SharedSlots } from '../store/shared-slots.ts';
 import { LlmProvider } from '../llm/provider.ts';
 import type { Db } from '../store/db-types.ts';
@@ -63,6 +64,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
   // Processes sharing a Postgres share the team limit; PGlite belongs to one process.
   const shared = db.kind === 'postgres' ? new SharedSlots(db) : undefined;
   const llm = new LlmProvider({ config: config.llm, db, log });
+  const searchIndexer = config.search.index ? new SearchIndexer(db, log) : undefined;
   const scraper = new Scraper({
     db,
     http,
@@ -75,7 +77,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     media: config.media,
     llm,
     llmMaxOutputTokens: config.llm.maxOutputTokens,
-    searchIndex: config.search.index,
+    searchIndexer,
   });
   return {
     http,
@@ -85,6 +87,7 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
     parsePool,
     sharedSlots: shared,
     async close() {
+      await searchIndexer?.stop();
       await Promise.all([http.close(), browser.close(), parsePool.close(), shared?.close()]);
     },
   };

@@ -21,7 +21,7 @@ export class OwnIndexBackend implements SearchBackend {
   }
 
   async search(p: SearchParams): Promise<SearchHit[]> {
-    // Crawl pages still queued for the index go in first (src/crawl/search-indexer.ts).
+    // Crawl pages and stored scrapes still queued for the index go in first (src/store/search-indexer.ts).
     await catchUpTeam(this.#db, p.teamId, CATCH_UP_BUDGET_MS);
     const scope = p.categories?.length ? categoryScope(p.categories) : undefined;
     const hits = await searchIndex(this.#db, {

@@ -643,6 +643,22 @@ export const migrations: Migration[] = [
       CREATE INDEX shared_slots_key ON shared_slots (key);
     `,
   },
+  {
+    id: 20,
+    name: 'search queue of stored scrapes',
+    sql: `
+      -- Stored scrapes waiting for the own search index, as crawl pages wait in search_queue: indexing
+      -- a page (to_tsvector of up to 64,000 characters, ~15 ms on PGlite) is background work, not
+      -- part of storing a scrape (src/store/search-indexer.ts).
+      CREATE TABLE search_scrape_queue (
+        job_id uuid PRIMARY KEY REFERENCES scrape_results(job_id) ON DELETE CASCADE,
+        team_id uuid NOT NULL,
+        entry jsonb NOT NULL,
+        queued_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX search_scrape_queue_team ON search_scrape_queue (team_id);
+    `,
+  },
 ];
 
 const LOCK_KEY = 727_001; // arbitrary constant: "gleaner migrations"

@@ -1,6 +1,6 @@
 // The page cache (raw responses by request variant) and stored scrape documents.
 import type { Queryable } from './db-types.ts';
-import { type SearchEntry, scrapeIndexCte } from './search-index.ts';
+import type { SearchEntry } from './search-index.ts';
 
 export interface CachedPage {
   url: string;
@@ -90,13 +90,16 @@ export interface FinishedScrape {
   json?: string;
   /** What POST /v2/scrape/{id}/interact replays (src/interact/replay.ts), as JSON text; none under zero data retention. */
   replay?: string;
-  /** The page's search index entry and markdown (with `json` only: the index never outlives the document). */
-  index?: { entry: SearchEntry; markdown: string };
+  /**
+   * The page's search index entry (with `json` only: the index never outlives the document): the
+   * scrape is queued for the index (search_scrape_queue; src/store/search-indexer.ts indexes it).
+   */
+  searchEntry?: SearchEntry;
 }
 
 /**
  * The end of a successful scrape in one statement: its credits charged (ledger and job row), its
- * document stored and indexed for search, the job completed. All or nothing: a document that
+ * document stored and queued for the search index, the job completed. All or nothing: a document that
  * cannot be stored leaves the job uncharged for the caller to fail.
  */
 export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<void> {
@@ -107,8 +110,8 @@ export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<vo
        INSERT INTO scrape_results (job_id, team_id, document) SELECT $1, $2, $5::text WHERE $5::text IS NOT NULL
      ), replay AS (
        INSERT INTO scrape_replays (job_id, team_id, replay) SELECT $1, $2, $6::text WHERE $6::text IS NOT NULL
-     ), indexed AS (
-       ${scrapeIndexCte({ entry: '$7', markdown: '$8', jobId: '$1', teamId: '$2', document: '$5' })}
+     ), queued AS (
+       INSERT INTO search_scrape_queue (job_id, team_id, entry) SELECT $1, $2, $7::jsonb WHERE $7::jsonb IS NOT NULL AND $5::text IS NOT NULL
      )
      UPDATE jobs SET status = 'completed', credits = credits + GREATEST($4, 0), updated_at = clock_timestamp(),
        completed_at = COALESCE(completed_at, clock_timestamp())
@@ -122,8 +125,7 @@ export async function finishScrape(db: Queryable, f: FinishedScrape): Promise<vo
       f.credits,
       f.json ?? null,
       f.replay ?? null,
-      f.index ? JSON.stringify(f.index.entry) : null,
-      f.index?.markdown ?? null,
+      f.searchEntry ? JSON.stringify(f.searchEntry) : null,
     ],
   );
 }

@@ -1,7 +1,8 @@
-// The own search index (table search_pages, migration 16; its queue search_queue, migration 18):
-// what a stored page contributes to it, the SQL that writes it (inside the statement that stores a
-// scrape; for crawl pages, from the queue their record fills: indexQueued, run in the background
-// by src/crawl/search-indexer.ts and by a search for its team first) and the ranked query over it.
+// The own search index (table search_pages, migration 16; its queues search_queue for crawl pages,
+// migration 18, and search_scrape_queue for stored scrapes, migration 20): what a stored page
+// contributes to it, the SQL that writes it from the queues its record or storing statement fills
+// (indexQueued, run in the background by src/store/search-indexer.ts and by a search for its team
+// first) and the ranked query over it.
 import type { Queryable } from './db-types.ts';
 
 /** Characters of a page's markdown indexed at most: to_tsvector costs ~0.15–0.2 µs a character on PGlite. */
@@ -243,66 +244,55 @@ export async function searchIndex(db: Queryable, q: IndexQuery): Promise<IndexHi
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
 }
 
-/** The single scrape's index write, as a CTE of its storing statement (src/store/pages.ts finishScrape). */
-export function scrapeIndexCte(p: {
-  entry: string;
-  markdown: string;
-  jobId: string;
-  teamId: string;
-  document: string;
-}): string {
-  const e = (field: keyof SearchEntry) => `(${p.entry}::jsonb->>'${field}')`;
-  const v = vectorsSql({
-    config: e('config'),
-    title: e('title'),
-    url: e('url'),
-    description: e('description'),
-    markdown: `COALESCE(${p.markdown}::text, '')`,
-  });
-  return `INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, scrape_id)
-       SELECT ${p.teamId}, ${e('key')}, ${e('url')}, ${e('host')}, ${e('title')}, ${e('description')}, ${v.columns},
-              clock_timestamp(), ${p.jobId}
-       FROM (SELECT 1) one ${v.from}
-       WHERE ${p.entry}::jsonb IS NOT NULL AND ${p.document}::text IS NOT NULL
-       ${UPSERT_SQL}`;
-}
-
-/** The queued page's vectors (`q`: a search_queue row, `p`: its crawl_pages row). */
+/** The vectors of a queued page (`src`: its entry and the markdown of its stored document). */
 const queuedVectors = vectorsSql({
-  config: "(q.entry->>'config')",
-  title: "(q.entry->>'title')",
-  url: "(q.entry->>'url')",
-  description: "(q.entry->>'description')",
-  markdown: "COALESCE(p.document->>'markdown', '')",
+  config: "(src.entry->>'config')",
+  title: "(src.entry->>'title')",
+  url: "(src.entry->>'url')",
+  description: "(src.entry->>'description')",
+  markdown: "COALESCE(src.markdown, '')",
 });
 
 /**
- * Indexes up to `limit` queued crawl pages (search_queue; of one team with `teamId`) in one
- * statement and takes them off the queue; resolves to how many left it. Rows another process is
- * indexing are skipped, or with `wait` waited for (they are gone once it returns).
+ * Indexes up to `limit` queued crawl pages (search_queue) and up to `limit` queued stored scrapes
+ * (search_scrape_queue), of one team with `teamId`, in one statement, and takes them off their
+ * queues; resolves to how many left them. Rows another process is indexing are skipped, or with
+ * `wait` waited for (they are gone once it returns). The markdown is read from the stored page:
+ * a crawl page's document, a stored scrape's JSON text (read as json: no jsonb conversion).
  */
 export async function indexQueued(
   db: Queryable,
   o: { limit: number; teamId?: string; wait?: boolean },
 ): Promise<number> {
+  const team = o.teamId ? 'WHERE team_id = $2' : '';
+  const lock = `FOR UPDATE ${o.wait ? '' : 'SKIP LOCKED'}`;
   const { rows } = await db.query<{ n: number }>(
     `WITH q AS (
-       DELETE FROM search_queue s USING (
-         SELECT crawl_id, page_key FROM search_queue ${o.teamId ? 'WHERE team_id = $2' : ''}
-         LIMIT $1 FOR UPDATE ${o.wait ? '' : 'SKIP LOCKED'}
-       ) pick
+       DELETE FROM search_queue s USING (SELECT crawl_id, page_key FROM search_queue ${team} LIMIT $1 ${lock}) pick
        WHERE s.crawl_id = pick.crawl_id AND s.page_key = pick.page_key
        RETURNING s.*
+     ), qs AS (
+       DELETE FROM search_scrape_queue s USING (SELECT job_id FROM search_scrape_queue ${team} LIMIT $1 ${lock}) pick
+       WHERE s.job_id = pick.job_id
+       RETURNING s.*
+     ), src AS (
+       SELECT q.team_id, q.entry, q.queued_at, q.crawl_id, q.page_key, NULL::uuid AS scrape_id,
+              left(p.document->>'markdown', ${INDEXED_MARKDOWN_CHARS}) AS markdown
+       FROM q JOIN crawl_pages p ON p.crawl_id = q.crawl_id AND p.url_key = q.page_key
+       UNION ALL
+       SELECT qs.team_id, qs.entry, qs.queued_at, NULL, NULL, qs.job_id,
+              left(r.document::json->>'markdown', ${INDEXED_MARKDOWN_CHARS})
+       FROM qs JOIN scrape_results r ON r.job_id = qs.job_id
      ), indexed AS (
        -- one row per team and canonical URL in a statement (two pages may redirect to one URL)
-       INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, crawl_id, page_key)
-       SELECT DISTINCT ON (q.team_id, q.entry->>'key') q.team_id, q.entry->>'key', q.entry->>'url', q.entry->>'host',
-         q.entry->>'title', q.entry->>'description', ${queuedVectors.columns}, q.queued_at, q.crawl_id, q.page_key
-       FROM q JOIN crawl_pages p ON p.crawl_id = q.crawl_id AND p.url_key = q.page_key ${queuedVectors.from}
-       ORDER BY q.team_id, q.entry->>'key', q.queued_at DESC
+       INSERT INTO search_pages (team_id, url_key, url, host, title, description, config, head, doc, scraped_at, crawl_id, page_key, scrape_id)
+       SELECT DISTINCT ON (src.team_id, src.entry->>'key') src.team_id, src.entry->>'key', src.entry->>'url', src.entry->>'host',
+         src.entry->>'title', src.entry->>'description', ${queuedVectors.columns}, src.queued_at, src.crawl_id, src.page_key, src.scrape_id
+       FROM src ${queuedVectors.from}
+       ORDER BY src.team_id, src.entry->>'key', src.queued_at DESC
        ${UPSERT_SQL}
      )
-     SELECT count(*)::int AS n FROM q`,
+     SELECT ((SELECT count(*) FROM q) + (SELECT count(*) FROM qs))::int AS n`,
     o.teamId ? [o.limit, o.teamId] : [o.limit],
   );
   return rows[0]?.n ?? 0;
@@ -312,14 +302,15 @@ export async function indexQueued(
 const CATCH_UP_BATCH = 128;
 
 /**
- * The team's queued crawl pages indexed before it searches (what the background step has not
- * reached yet: a search right after a crawl finds its pages), for at most `budgetMs`; resolves to
- * how many were indexed.
+ * The team's queued crawl pages and stored scrapes indexed before it searches (what the background
+ * step has not reached yet: a search right after a crawl or a scrape finds its pages), for at most
+ * `budgetMs`; resolves to how many were indexed.
  */
 export async function catchUpTeam(db: Queryable, teamId: string, budgetMs: number): Promise<number> {
   // Mostly there is none: a probe costs less than planning the indexing statement.
   const { rows } = await db.query<{ any: boolean }>(
-    'SELECT EXISTS (SELECT 1 FROM search_queue WHERE team_id = $1) AS any',
+    `SELECT EXISTS (SELECT 1 FROM search_queue WHERE team_id = $1)
+         OR EXISTS (SELECT 1 FROM search_scrape_queue WHERE team_id = $1) AS any`,
     [teamId],
   );
   if (!rows[0]?.any) return 0;

@@ -169,7 +169,7 @@ for (const store of storeKinds) {
         db: svc.db,
         queue,
         log: svc.app.log,
-        scraper: { indexesPages: false },
+        scraper: { searchIndexer: undefined },
       } as unknown as ConstructorParameters<typeof Crawler>[0]);
       await crawler.resendPageEvents();
       assert.deepEqual(

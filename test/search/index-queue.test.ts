@@ -1,13 +1,15 @@
-// The own index's queue for crawl pages (src/store/search-index.ts indexQueued and catchUpTeam,
-// src/crawl/search-indexer.ts): a recorded crawl page is queued, not indexed; the background step
-// indexes the queue; a search first indexes its team's queued pages (and no other team's), so a
-// search right after a crawl finds them; the queue and the index are pruned with the crawl; a
-// hit's highlight is read from the crawl page it was indexed from, under the page's own key.
+// The own index's queues (src/store/search-index.ts indexQueued and catchUpTeam,
+// src/store/search-indexer.ts): a recorded crawl page and a stored scrape are queued, not indexed;
+// the background step indexes the queues; a search first indexes its team's queued pages (and no
+// other team's), so a search right after a crawl or a scrape finds them; the queues and the index
+// are pruned with the crawl or the stored scrape; a hit's highlight is read from the crawl page or
+// the stored scrape it was indexed from; of two queued copies of one URL the newer is kept.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SearchIndexer } from '../../src/crawl/search-indexer.ts';
+import { SearchIndexer } from '../../src/store/search-indexer.ts';
 import type { Db } from '../../src/store/db-types.ts';
 import { createJob } from '../../src/store/jobs.ts';
+import { finishScrape } from '../../src/store/pages.ts';
 import { OwnIndexBackend } from '../../src/search/own-index.ts';
 import { type SearchEntry, catchUpTeam, searchIndex } from '../../src/store/search-index.ts';
 import { ensureTeam } from '../../src/store/teams.ts';
@@ -69,6 +71,23 @@ for (const store of storeKinds) {
         JSON.stringify(entry),
       ]);
     }
+
+    /** A finished scrape of the team, stored and queued for the index as a scrape's storing statement does. */
+    async function scrape(url: string, title: string, markdown: string, team = teamId): Promise<string> {
+      const job = await createJob(db, { teamId: team, apiKeyId: null, endpoint: 'scrape', status: 'active' });
+      await finishScrape(db, {
+        jobId: job.id,
+        teamId: team,
+        apiKeyId: null,
+        credits: 1,
+        json: JSON.stringify({ markdown, metadata: { title, url, statusCode: 200 } }),
+        searchEntry: { key: url, url, host: 'q.example', title, description: 'A scrape.', config: 'english' },
+      });
+      return job.id;
+    }
+    const scrapesQueued = async (team = teamId) =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM search_scrape_queue WHERE team_id = $1', [team]))
+        .rows[0].n;
 
     const find = async (text: string) =>
       (await searchIndex(db, { teamId, text, limit: 10, withText: true })).map((h) => ({
@@ -133,6 +152,42 @@ for (const store of storeKinds) {
       await db.query('DELETE FROM crawls WHERE id = $1', [id]);
       assert.equal(await queued(id), 0);
       assert.deepEqual(await find('dugong'), []);
+    });
+
+    test('a stored scrape is queued, not indexed; a search indexes it first and reads its highlight from the stored scrape', async () => {
+      const id = await scrape('https://q.example/manatee', 'Manatee notes', 'The manatee grazes slowly.');
+      await scrape('https://q.example/manatee-other', 'Manatee elsewhere', 'Manatee.', otherTeam);
+      assert.equal(await scrapesQueued(), 1);
+      assert.deepEqual(await find('manatee'), []);
+      assert.equal(await catchUpTeam(db, teamId, 10_000), 1);
+      assert.equal(await scrapesQueued(), 0);
+      assert.equal(await scrapesQueued(otherTeam), 1);
+      assert.deepEqual(await find('manatee grazes'), [
+        { url: 'https://q.example/manatee', markdown: 'The manatee grazes slowly.' },
+      ]);
+      const { rows } = await db.query<{ scrapeId: string; crawlId: string | null }>(
+        `SELECT scrape_id AS "scrapeId", crawl_id AS "crawlId" FROM search_pages WHERE team_id = $1 AND url_key = $2`,
+        [teamId, 'https://q.example/manatee'],
+      );
+      assert.deepEqual(rows, [{ scrapeId: id, crawlId: null }]);
+      // A stored scrape that goes takes its queued and indexed page with it.
+      const later = await scrape('https://q.example/manatee2', 'Manatee again', 'Queued manatee.');
+      await db.query('DELETE FROM scrape_results WHERE job_id = ANY($1::uuid[])', [[id, later]]);
+      assert.equal(await scrapesQueued(), 0);
+      assert.deepEqual(await find('manatee'), []);
+    });
+
+    test('a crawl page and a scrape of one URL queued together: one index row, the newer copy', async () => {
+      const id = await crawl();
+      await page(id, 'https://q.example/seal', 'https://q.example/seal', 'Seal (crawled)', 'Crawled seal.');
+      await sleep(5);
+      await scrape('https://q.example/seal', 'Seal (scraped)', 'Scraped seal.');
+      const indexer = new SearchIndexer(db, silent);
+      indexer.poke();
+      for (const end = Date.now() + 20_000; (await queued(id)) + (await scrapesQueued()) > 0; await sleep(20))
+        assert.ok(Date.now() < end, 'the queues are not emptied');
+      await indexer.stop();
+      assert.deepEqual(await find('seal'), [{ url: 'https://q.example/seal', markdown: 'Scraped seal.' }]);
     });
   });
 }

@@ -1,39 +1,44 @@
-// The own search index's background step for crawl and batch-scrape pages: a page's record queues
-// it (src/crawl/page-record.ts, table search_queue) and this indexes the queue in batches. While
-// pages are being recorded it takes a small share of the time (on PGlite every statement, the
-// crawl's own included, runs on one database thread, and indexing costs more database time than
-// recording a page), then catches up at full speed once they stop. A search indexes its team's
-// queued pages first (src/search/own-index.ts), so a search right after a crawl finds every page
-// of it. Why and what it costs: docs/api/search.md, "The own index".
-import type { Log } from '../jobs/log.ts';
-import type { Db } from '../store/db-types.ts';
-import { indexQueued } from '../store/search-index.ts';
+// The own search index's background step: a crawl or batch-scrape page's record queues it
+// (src/crawl/page-record.ts, table search_queue), a stored scrape's storing statement queues it
+// (src/store/pages.ts finishScrape, table search_scrape_queue), and this indexes the queues in
+// batches. While pages are being stored it takes a small share of the time (on PGlite every
+// statement, the crawl's and the scrapes' own included, runs on one database thread, and indexing
+// a page costs more database time than storing it), then catches up at full speed once they stop.
+// A search indexes its team's queued pages first (src/search/own-index.ts), so a search right
+// after a crawl or a scrape finds its pages. Why and what it costs: docs/api/search.md, "The own index".
+import type { Db } from './db-types.ts';
+import { indexQueued } from './search-index.ts';
 
-/** Pages indexed per statement. */
+/** Where the step reports a failed batch (pino's and Fastify's loggers fit). */
+interface WarnLog {
+  warn(obj: object, msg?: string): void;
+}
+
+/** Pages indexed per statement, of each queue. */
 export const INDEX_BATCH = 32;
-/** Share of the time spent indexing while pages are being recorded (a page recorded in the last ACTIVE_MS). */
+/** Share of the time spent indexing while pages are being stored (a page queued in the last ACTIVE_MS). */
 const DUTY_WHILE_ACTIVE = 0.1;
 const ACTIVE_MS = 250;
 /** Pause between batches otherwise (other statements get their turn). */
 const QUIET_PAUSE_MS = 2;
-/** Wait after a page's record before the first batch (more pages to batch). */
+/** Wait after a page is queued before the first batch (more pages to batch). */
 const DELAY_MS = 20;
 const RETRY_MS = 1000;
-/** Pages indexed since the queue's last VACUUM after which an emptied queue is vacuumed (PGlite). */
+/** Pages indexed since the queues' last VACUUM after which emptied queues are vacuumed (PGlite). */
 const VACUUM_AFTER = 5000;
 
 export class SearchIndexer {
   readonly #db: Db;
-  readonly #log: Log;
+  readonly #log: WarnLog;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #poked = false;
   #stopped = false;
-  /** When pages were last recorded (performance.now()). */
+  /** When pages were last queued (performance.now()). */
   #activeAt = 0;
   #sinceVacuum = 0;
 
-  constructor(db: Db, log: Log) {
+  constructor(db: Db, log: WarnLog) {
     this.#db = db;
     this.#log = log;
   }
@@ -77,11 +82,11 @@ export class SearchIndexer {
     if (this.#stopped) return;
     this.#sinceVacuum += n;
     if (n === 0 && this.#sinceVacuum >= VACUUM_AFTER && this.#db.kind === 'pglite') {
-      // PGlite has no autovacuum: the emptied queue's dead rows would slow its scans until the
+      // PGlite has no autovacuum: the emptied queues' dead rows would slow their scans until the
       // hourly maintenance.
       this.#sinceVacuum = 0;
       await this.#db
-        .exec('VACUUM search_queue')
+        .exec('VACUUM search_queue, search_scrape_queue')
         .catch((err: unknown) => this.#log.warn({ err }, 'search index: VACUUM failed'));
       if (this.#stopped) return;
     }
