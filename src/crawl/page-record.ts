@@ -96,7 +96,9 @@ export class PageRecorder {
          SELECT r.c, r.k, r.t, r.i FROM page JOIN r ON r.c = page.crawl_id AND r.k = page.url_key
          WHERE page.status = 'done' AND r.i IS NOT NULL
        ), charge AS (
-         INSERT INTO credit_usage (team_id, api_key_id, job_id, credits) SELECT t, a, crawl_id, n FROM page WHERE n > 0
+         -- one ledger row per crawl and batch (the ledger is only ever summed)
+         INSERT INTO credit_usage (team_id, api_key_id, job_id, credits)
+         SELECT t, a, crawl_id, sum(n) FROM page WHERE n > 0 GROUP BY t, a, crawl_id
        ), per AS (
          SELECT crawl_id, count(*)::int AS ended, count(*) FILTER (WHERE status = 'done')::int AS done, COALESCE(sum(n), 0)::int AS credits FROM page GROUP BY crawl_id
        ), job AS (

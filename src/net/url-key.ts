@@ -61,12 +61,22 @@ export function normalizeUrl(
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return undefined;
   if (u.hostname.endsWith('.')) u.hostname = u.hostname.slice(0, -1);
   if (!u.hostname) return undefined;
-  u.username = '';
-  u.password = '';
-  u.hash = '';
-  u.pathname = normalizeEscapes(u.pathname);
-  u.search = opts.ignoreQueryParameters ? '' : sortQuery(u.search);
-  // Assigning "" to search leaves no "?"; a lone "?" from the input is gone as well.
+  // Only what differs is assigned: each assignment re-serialises the whole URL, and most URLs
+  // are in normal form already (this runs several times for every crawled page and link).
+  if (u.username) u.username = '';
+  if (u.password) u.password = '';
+  // A serialised URL holds "#" only as the fragment's mark, and "?" (once the fragment is gone)
+  // only as the query's: a lone "#" or "?" from the input shows there, not in hash or search.
+  if (u.href.includes('#')) u.hash = '';
+  const path = u.pathname;
+  if (path.includes('%')) {
+    const normal = normalizeEscapes(path);
+    if (normal !== path) u.pathname = normal;
+  }
+  const search = u.search;
+  const query = opts.ignoreQueryParameters || !search ? '' : sortQuery(search);
+  // Assigning "" to search leaves no "?".
+  if (query !== search || (!query && u.href.includes('?'))) u.search = query;
   return u.href;
 }
 

@@ -13,7 +13,8 @@ export interface CacheVariant {
 /** Lower-case scheme and host, no default port, no fragment; path and query kept as sent. */
 export function normaliseUrl(input: string): string {
   const u = new URL(input);
-  u.hash = '';
+  // "#" shows in a serialised URL only as the fragment's mark (assigning re-serialises: skipped when there is none).
+  if (u.href.includes('#')) u.hash = '';
   return u.href;
 }
 

@@ -12,9 +12,82 @@ import {
   sameSite,
 } from '../../src/crawl/url.ts';
 import { ApiError } from '../../src/errors.ts';
+import fc from 'fast-check';
 import { isHttpUrl, normalizeUrl, resolveLink, urlKey } from '../../src/net/url-key.ts';
 
 describe('normalizeUrl', () => {
+  test('assigns only what differs, with the same result as assigning every part (generated URLs, fast-check, seeded)', () => {
+    // The plain definition: every part assigned its normal form (what normalizeUrl did before it
+    // skipped the assignments that change nothing).
+    const reference = (input: string, ignoreQueryParameters: boolean): string | undefined => {
+      let u: URL;
+      try {
+        u = new URL(input.trim());
+      } catch {
+        return undefined;
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+      if (u.hostname.endsWith('.')) u.hostname = u.hostname.slice(0, -1);
+      if (!u.hostname) return undefined;
+      const escapes = (x: string) =>
+        x.replace(/%([0-9a-fA-F]{2})/g, (_m, h: string) => {
+          const ch = String.fromCharCode(Number.parseInt(h, 16));
+          return /[A-Za-z0-9\-._~]/.test(ch) ? ch : `%${h.toUpperCase()}`;
+        });
+      u.username = '';
+      u.password = '';
+      u.hash = '';
+      u.pathname = escapes(u.pathname);
+      const pieces = u.search.replace(/^\?/, '').split('&').filter(Boolean).map(escapes);
+      const name = (p: string) => (p.includes('=') ? p.slice(0, p.indexOf('=')) : p);
+      const sorted = pieces
+        .map((p, i) => ({ p, i, k: name(p) }))
+        .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.i - b.i));
+      u.search = ignoreQueryParameters || !sorted.length ? '' : `?${sorted.map((x) => x.p).join('&')}`;
+      return u.href;
+    };
+    const part = (chars: string[], max: number) =>
+      fc.array(fc.constantFrom(...chars), { maxLength: max }).map((a) => a.join(''));
+    const text = [
+      'a',
+      'B',
+      '1',
+      '-',
+      '.',
+      '_',
+      '~',
+      '%41',
+      '%7e',
+      '%2F',
+      '%zz',
+      '%',
+      ' ',
+      "'",
+      '"',
+      '<',
+      'é',
+      '/',
+      '..',
+    ];
+    const url = fc
+      .tuple(
+        fc.constantFrom('http://', 'HTTPS://', 'https://', 'ftp://', 'http:/'),
+        fc.constantFrom('', 'user@', 'u:p@', ':p@', 'u:@'),
+        fc.constantFrom('example.com', 'Example.COM.', 'x.test', '127.0.0.1', '[::1]', 'xn--bcher-kva.example'),
+        fc.constantFrom('', ':80', ':443', ':8080'),
+        part(text, 12).map((p) => `/${p}`),
+        fc.constantFrom('', '?', '?b=2&a=1', '?a=1&&a=0', '?%41=%7e', '?x', '?z&y=%2f', '? q'),
+        fc.constantFrom('', '#', '#frag', '#a?b', '#%41'),
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(url, fc.boolean(), (u, ignoreQueryParameters) => {
+        assert.equal(normalizeUrl(u, { ignoreQueryParameters }), reference(u, ignoreQueryParameters), u);
+      }),
+      { seed: 42, numRuns: 5000 },
+    );
+  });
+
   test('lower-cases scheme and host, drops default ports, fragments, credentials and a trailing host dot', () => {
     assert.equal(normalizeUrl('HTTP://Example.COM:80/A/B#frag'), 'http://example.com/A/B');
     assert.equal(normalizeUrl('https://example.com:443/x'), 'https://example.com/x');

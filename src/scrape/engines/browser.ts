@@ -195,6 +195,8 @@ interface RenderState {
 /** The browser died or hung under a fetch: replace it and retry once. */
 class BrowserCrashed extends Error {}
 
+/** How long BrowserEngine.available trusts its last look at the executable. */
+const AVAILABLE_RECHECK_MS = 5000;
 // A context that does not close within this is taken as a hung browser (generous: a loaded
 // machine can take seconds).
 const CONTEXT_CLOSE_BOUND_MS = 20_000;
@@ -228,10 +230,21 @@ export class BrowserEngine {
     this.#actionSettle = { ...DEFAULT_ACTION_SETTLE, ...opts.actionSettle };
   }
 
-  /** Whether Chromium is installed where this engine looks (cheap; does not launch it). */
+  /**
+   * Whether Chromium is installed where this engine looks (does not launch it). Asked for every
+   * HTTP page (may a shell be rendered?): the file is looked at again after AVAILABLE_RECHECK_MS,
+   * not on every page, and an install while the service runs is still seen.
+   */
   get available(): boolean {
-    return chromiumAvailable(this.#executable);
+    const now = Date.now();
+    if (now - this.#checkedAt > AVAILABLE_RECHECK_MS) {
+      this.#available = chromiumAvailable(this.#executable);
+      this.#checkedAt = now;
+    }
+    return this.#available;
   }
+  #available = false;
+  #checkedAt = -Infinity;
 
   /** The executable this engine runs. */
   get executablePath(): string {
