@@ -7,6 +7,7 @@ import type { CrawlRequest } from '../contract/crawl.ts';
 import { type JobQueue } from '../jobs/queue.ts';
 import { normalizeUrl } from '../net/url-key.ts';
 import type { Scraper } from '../scrape/scrape.ts';
+import { TableVacuum } from '../store/maintenance.ts';
 import type { PageCacheBatcher } from '../store/pages.ts';
 import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { Caller } from '../store/teams.ts';
@@ -26,6 +27,9 @@ import type { SitemapReader } from './sitemap.ts';
 import type { Log } from '../jobs/log.ts';
 import type { Job } from '../jobs/job-runner.ts';
 import type { Db } from '../store/db-types.ts';
+
+/** Pages recorded between two VACUUMs of crawl_pages on the embedded database. */
+const VACUUM_EVERY_PAGES = 2000;
 
 export interface CrawlerDeps {
   db: Db;
@@ -61,7 +65,12 @@ export class Crawler {
     this.#batches = new BatchScrapes({ db, scraper, events, state });
     this.#pages = new PageRunner({ db, scraper, robots, politeness, cache });
     this.searchIndexer = scraper.searchIndexer;
-    this.#recorder = new PageRecorder(db, events, this.searchIndexer);
+    // Each page's row changes twice or more (claimed, recorded): on PGlite the table is vacuumed as
+    // a crawl goes, or a big crawl's status reads and claims wade through dead rows.
+    const vacuum = new TableVacuum(db, 'crawl_pages', VACUUM_EVERY_PAGES, (err) =>
+      log.warn({ err }, 'crawl pages: VACUUM failed'),
+    );
+    this.#recorder = new PageRecorder(db, events, this.searchIndexer, vacuum);
     this.#seeder = new SitemapSeeder({ db, sitemaps, log, state, events });
   }
 

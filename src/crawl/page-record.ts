@@ -10,6 +10,7 @@ import type { CrawlRow } from './crawl-row.ts';
 import type { ClaimedPage, RecordInput } from './page-run.ts';
 import type { Db } from '../store/db-types.ts';
 import { searchEntryOf } from '../scrape/search-entry.ts';
+import type { TableVacuum } from '../store/maintenance.ts';
 import type { SearchIndexer } from '../store/search-indexer.ts';
 
 /** A page's outcome to record (PageRecorder.settle). */
@@ -26,15 +27,18 @@ export class PageRecorder {
   readonly #db: Db;
   readonly #events: CrawlEvents;
   readonly #indexer: SearchIndexer | undefined;
+  readonly #vacuum: TableVacuum | undefined;
 
   /**
    * `indexer`: done pages are queued for the own search index (src/store/search-index.ts) with
-   * their record, and the indexer poked; none: they are not indexed.
+   * their record, and the indexer poked; none: they are not indexed. `vacuum`: told of every
+   * recorded page (the embedded database's crawl_pages; src/store/maintenance.ts).
    */
-  constructor(db: Db, events: CrawlEvents, indexer?: SearchIndexer) {
+  constructor(db: Db, events: CrawlEvents, indexer?: SearchIndexer, vacuum?: TableVacuum) {
     this.#db = db;
     this.#events = events;
     this.#indexer = indexer;
+    this.#vacuum = vacuum;
   }
 
   /**
@@ -125,6 +129,7 @@ export class PageRecorder {
       if (!r.seeding && r.ended >= r.total) ending.add(r.crawlId);
     }
     this.#indexer?.poke();
+    this.#vacuum?.changed(recorded.length);
     await this.#events.sendPageEvents([...events.values()]);
     // Found at a smaller depth while it was being scraped: its links go in from there.
     for (const r of recorded) {

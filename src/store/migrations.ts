@@ -645,7 +645,7 @@ export const migrations: Migration[] = [
   },
   {
     id: 20,
-    name: 'search queue of stored scrapes',
+    name: 'search queue of stored scrapes; the claim index of crawl pages dropped',
     sql: `
       -- Stored scrapes waiting for the own search index, as crawl pages wait in search_queue: indexing
       -- a page (to_tsvector of up to 64,000 characters, ~15 ms on PGlite) is background work, not
@@ -657,6 +657,9 @@ export const migrations: Migration[] = [
         queued_at timestamptz NOT NULL DEFAULT clock_timestamp()
       );
       CREATE INDEX search_scrape_queue_team ON search_scrape_queue (team_id);
+      -- The frontier claims each crawl's queued pages through crawl_pages_status (crawl_id,
+      -- status, seq) now; this index only cost writes.
+      DROP INDEX crawl_pages_claim;
     `,
   },
 ];
