@@ -61,7 +61,9 @@ export class CrawlState {
   ): Promise<CrawlStatus> {
     const crawl = await this.get(teamId, id, kind);
     const { skip, limit } = page;
-    const { data, more } = await this.documents(id, skip, limit);
+    // No page done past `skip` yet (the SDK reads on through `next` for as long as the crawl
+    // runs, mostly finding nothing new): the row's count says so without the documents' query.
+    const { data, more } = skip >= crawl.completed ? { data: [], more: false } : await this.documents(id, skip, limit);
     const terminal = crawl.status !== 'scraping';
     const created = new Date(crawl.createdAt);
     const end = terminal && crawl.completedAt ? new Date(crawl.completedAt) : new Date();
