@@ -7,6 +7,7 @@ import type { ScrapeDocument, ScrapeRequest } from '../contract/scrape.ts';
 import { DEFAULT_MEDIA_CONFIG } from '../config.ts';
 import { BadRequestError, ScrapeTimeoutError } from '../errors.ts';
 import { blockedTarget, refuseBlockedTarget } from '../net/ssrf.ts';
+import { timeoutSignal } from '../net/timeout.ts';
 import type { SearchEntry } from '../store/search-index.ts';
 import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { Caller } from '../store/teams.ts';
@@ -155,7 +156,8 @@ export class Scraper {
     jobReady: Promise<unknown> = Promise.resolve(),
   ): Promise<Produced> {
     const startedAt = Date.now();
-    const deadline = AbortSignal.timeout(req.timeout);
+    const timeout = timeoutSignal(req.timeout);
+    const deadline = timeout.signal;
     let slot: Slot | undefined;
     let endTurn: (() => void) | undefined;
     try {
@@ -235,6 +237,7 @@ export class Scraper {
       }
       return { document, credits, ...(source.cacheWrite ? { cacheWrite: source.cacheWrite } : {}) };
     } finally {
+      timeout.clear();
       endTurn?.();
       slot?.release();
     }

@@ -36,6 +36,7 @@ import {
 import { AdBlocker } from './browser/adblock.ts';
 import { type BrowserLocation, emulation } from './browser/emulation.ts';
 import { type Branding, extractBranding } from '../formats/branding.ts';
+import { timeoutSignal } from '../../net/timeout.ts';
 import { GUARD_HEADER, type GuardFailure, GuardProxy } from './browser/guard-proxy.ts';
 import {
   type BrowserHandle,
@@ -285,7 +286,8 @@ export class BrowserEngine {
   async fetch(req: BrowserFetchRequest): Promise<BrowserResponse> {
     const started = Date.now();
     const deadline = started + req.timeoutMs;
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timer = timeoutSignal(req.timeoutMs);
+    const timeout = timer.signal;
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     this.#fetches++;
     const upstreamProxy = req.proxy === 'enhanced' ? this.#opts.enhancedProxyUrl : this.#opts.proxyUrl;
@@ -317,6 +319,7 @@ export class BrowserEngine {
         }
       }
     } finally {
+      timer.clear();
       await guard.close();
     }
   }

@@ -15,6 +15,7 @@ import {
   createGuardedAgent,
   createGuardedLookup,
 } from '../../net/ssrf.ts';
+import { timeoutSignal } from '../../net/timeout.ts';
 import { callerHeadersFor } from './caller-headers.ts';
 import { FetchCookieJar } from './cookie-jar.ts';
 import {
@@ -109,7 +110,8 @@ export class HttpEngine {
   }
 
   async fetch(req: HttpFetchRequest): Promise<HttpResponse> {
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timer = timeoutSignal(req.timeoutMs);
+    const timeout = timer.signal;
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const maxRedirects = req.maxRedirects ?? 10;
     const jar = new FetchCookieJar();
@@ -128,6 +130,8 @@ export class HttpEngine {
       }
     } catch (err) {
       throw this.#describe(err, at.url, req, timeout);
+    } finally {
+      timer.clear();
     }
   }
 
@@ -137,7 +141,8 @@ export class HttpEngine {
    * into `to`, at most `maxBytes`, else ResponseTooLargeError. A non-2xx answer's body is not read.
    */
   async download(req: HttpFetchRequest, opts: { maxBytes: number; to: Writable }): Promise<HttpDownload> {
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timer = timeoutSignal(req.timeoutMs);
+    const timeout = timer.signal;
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const at = { url: this.#check(req.url) };
     try {
@@ -165,6 +170,8 @@ export class HttpEngine {
       return { ...responseHead(req.url, at.url, res, redirects, decoded !== res.body), size };
     } catch (err) {
       throw this.#describe(err, at.url, req, timeout);
+    } finally {
+      timer.clear();
     }
   }
 
