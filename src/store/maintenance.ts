@@ -47,9 +47,4 @@ export class TableVacuum {
       .catch(this.#onError)
       .finally(() => (this.#running = undefined));
   }
-
-  /** Resolves once a running VACUUM is over. */
-  async idle(): Promise<void> {
-    await this.#running;
-  }
 }
