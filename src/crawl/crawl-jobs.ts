@@ -21,12 +21,9 @@ export async function registerCrawlJobs(ctx: JobContext, site: SiteFiles): Promi
   if (queue.workers > 0) {
     const frontier = new Frontier({ db, crawler, onAdmitted, log, concurrency: config.crawlConcurrency });
     await frontier.start();
-    // Pages a stopped process left queued for the search index.
-    crawler.searchIndexer?.poke();
     // Stopped with the queue (before it closes: page events go through it).
     const stop = async (graceful: boolean, deadline: number) => {
       await frontier.stop(graceful, deadline);
-      await crawler.searchIndexer?.stop();
       await cache.flush().catch((err: unknown) => log.warn({ err }, 'could not write the page cache'));
     };
     queue.beforeStop(stop);

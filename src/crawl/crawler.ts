@@ -9,7 +9,6 @@ import { normalizeUrl } from '../net/url-key.ts';
 import type { Scraper } from '../scrape/scrape.ts';
 import { TableVacuum } from '../store/maintenance.ts';
 import type { PageCacheBatcher } from '../store/pages.ts';
-import type { SearchIndexer } from '../store/search-indexer.ts';
 import type { Caller } from '../store/teams.ts';
 import { admit } from './admission.ts';
 import { BatchScrapes } from './batch-scrape.ts';
@@ -54,8 +53,6 @@ export class Crawler {
   readonly #pages: PageRunner;
   readonly #recorder: PageRecorder;
   readonly #seeder: SitemapSeeder;
-  /** Indexes the pages this crawler records (GLEANER_SEARCH_INDEX; none when off). */
-  readonly searchIndexer: SearchIndexer | undefined;
 
   constructor(deps: CrawlerDeps) {
     this.#d = deps;
@@ -64,13 +61,12 @@ export class Crawler {
     const state = (this.#state = new CrawlState(db, events));
     this.#batches = new BatchScrapes({ db, scraper, events, state });
     this.#pages = new PageRunner({ db, scraper, robots, politeness, cache });
-    this.searchIndexer = scraper.searchIndexer;
     // Each page's row changes twice or more (claimed, recorded): on PGlite the table is vacuumed as
     // a crawl goes, or a big crawl's status reads and claims wade through dead rows.
     const vacuum = new TableVacuum(db, 'crawl_pages', VACUUM_EVERY_PAGES, (err) =>
       log.warn({ err }, 'crawl pages: VACUUM failed'),
     );
-    this.#recorder = new PageRecorder(db, events, this.searchIndexer, vacuum);
+    this.#recorder = new PageRecorder(db, events, scraper.searchIndexer, vacuum);
     this.#seeder = new SitemapSeeder({ db, sitemaps, log, state, events });
   }
 

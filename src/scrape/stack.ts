@@ -65,6 +65,8 @@ export function createScrapeStack(config: Config, db: Db, log: FastifyBaseLogger
   const shared = db.kind === 'postgres' ? new SharedSlots(db) : undefined;
   const llm = new LlmProvider({ config: config.llm, db, log });
   const searchIndexer = config.search.index ? new SearchIndexer(db, log) : undefined;
+  // Pages a stopped process left queued for the index.
+  searchIndexer?.poke();
   const scraper = new Scraper({
     db,
     http,
